@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ChaCha20 block kernels (RFC 8439 section 2.3) and the table that picks one.
+ *
+ * A kernel writes raw keystream; it never XORs with input, never keeps state
+ * between calls and never touches anything but |out| and |state|.  This header
+ * is OpenSSL-free so the kernels can be tested, fuzzed and benchmarked alone.
+ */
+#ifndef CHACHARNG_CHACHA_H
+#define CHACHARNG_CHACHA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CHACHA_BLOCK_BYTES 64
+#define CHACHA_KEY_BYTES 32
+#define CHACHA_NONCE_BYTES 12
+#define CHACHA_STATE_WORDS 16
+
+/* CPU feature bits that a kernel may need (see cpu.c). */
+#define CHACHA_CPU_SSE2 (1u << 0)
+#define CHACHA_CPU_AVX2 (1u << 1)
+#define CHACHA_CPU_AVX512 (1u << 2) /* AVX-512F + VL, OS saves zmm state */
+#define CHACHA_CPU_NEON (1u << 3)
+
+/*
+ * Kernel contract: write |nblocks| * 64 keystream bytes to |out| (any
+ * alignment), for block counters state[12], state[12] + 1, ... taken modulo
+ * 2^32 with no carry into state[13].  |state| is the RFC 8439 state as host
+ * words: constants, key, counter, nonce.  |nblocks| may be 0.
+ */
+typedef void chacha_blocks_fn(uint8_t *out, const uint32_t state[16],
+                              size_t nblocks);
+
+chacha_blocks_fn chacharng_chacha_blocks_generic;
+chacha_blocks_fn chacharng_chacha_blocks_sse2;
+chacha_blocks_fn chacharng_chacha_blocks_avx2;
+chacha_blocks_fn chacharng_chacha_blocks_avx512;
+chacha_blocks_fn chacharng_chacha_blocks_neon;
+
+struct chacha_impl {
+    const char *name;       /* "generic", "sse2", "avx2", "avx512", "neon" */
+    uint32_t needs;         /* CHACHA_CPU_* bits the kernel requires */
+    size_t blocks_per_iter; /* widest batch the kernel computes at once */
+    chacha_blocks_fn *blocks;
+};
+
+/* Load the RFC 8439 state from a 32-byte key, a counter and a 12-byte nonce. */
+void chacha_state_init(uint32_t state[16], const uint8_t key[32],
+                       uint32_t counter, const uint8_t nonce[12]);
+
+/* CPU features detected at run time (CHACHA_CPU_* bits). */
+uint32_t chacha_cpu_features(void);
+
+/*
+ * All kernels compiled into this build, best first, ending with "generic".
+ * *|n| receives the count.  Kernels the CPU lacks are listed too: check
+ * chacha_impl_supported() before calling one.
+ */
+const struct chacha_impl *chacha_impl_list(size_t *n);
+
+/* 1 if the CPU (and OS) can run |impl|, else 0. */
+int chacha_impl_supported(const struct chacha_impl *impl);
+
+/* The compiled-in kernel called |name|, or NULL. */
+const struct chacha_impl *chacha_impl_by_name(const char *name);
+
+/* The best kernel the CPU supports (never NULL: "generic" always works). */
+const struct chacha_impl *chacha_impl_best(void);
+
+/*
+ * Check |impl| against the RFC 8439 section 2.3.2 and A.1 vectors, over
+ * batch sizes that reach every code path of a wide kernel.  Returns 1 if it
+ * gives the right bytes, 0 otherwise.
+ */
+int chacha_impl_selftest(const struct chacha_impl *impl);
+
+#endif

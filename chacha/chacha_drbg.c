@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Theory of operation
+ * -------------------
+ * The state is a ChaCha20 key K and nonce N, kept as a ready RFC 8439 state
+ * (counter word always 0 at rest), plus the keystream of the last refill.
+ * A refill computes 16 blocks under (K, N) at counters 0..15; block 0 at
+ * once becomes the next K||N (its first 44 bytes) and is wiped, so the key
+ * that made any output byte is gone before that byte is returned (fast key
+ * erasure).  The other 15 blocks, 960 bytes, are served oldest first and
+ * every byte is wiped as it is handed out.
+ *
+ * Requests larger than the buffer skip it: one block rekeys, the following
+ * blocks are written straight into the caller's memory, then the key moves.
+ *
+ * Seeding material is absorbed 44 bytes at a time: each chunk is XORed into
+ * a fresh block 0 and the result becomes K||N.  Any absorb empties the
+ * buffer, so no byte computed under an old key survives new input.
+ *
+ * A reseed is due after reseed_requests calls, after 16 MiB, after the
+ * reseed interval, and after fork.  Fork is seen in one of three ways
+ * (secpage.c): the wipe-on-fork page reads all zero in the child, so
+ * "seeded" is false; or the atfork generation moved; or getpid() changed.
+ * The caller (the provider) adds prediction resistance and the parent's
+ * reseed counter, then supplies the entropy.
+ */
+#include "chacha_drbg.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wipe.h"
+
+#define CHACHA_DRBG_SEEDED 0x5eed5eedu
+
+/* The counter word; the kernels read it, the construction keeps it 0. */
+#define CTR 12
+
+struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl)
+{
+    struct chacha_drbg *d = calloc(1, sizeof(*d));
+
+    if (d == NULL)
+        return NULL;
+    d->s = chacha_secpage_alloc(sizeof(*d->s), &d->fork_mode);
+    if (d->s == NULL) {
+        free(d);
+        return NULL;
+    }
+    d->impl = impl;
+    d->reseed_requests = CHACHA_DRBG_DEFAULT_RESEED_REQUESTS;
+    d->reseed_interval = CHACHA_DRBG_DEFAULT_RESEED_INTERVAL;
+    return d;
+}
+
+void chacha_drbg_free(struct chacha_drbg *d)
+{
+    if (d == NULL)
+        return;
+    chacha_secpage_free(d->s, sizeof(*d->s));
+    free(d);
+}
+
+/* K||N = X[0..44), then wipe X, which held the new key. */
+static void set_key_nonce(struct chacha_drbg_secret *s, uint8_t x[64])
+{
+    chacha_state_init(s->state, x, 0, x + CHACHA_KEY_BYTES);
+    chacha_wipe(x, CHACHA_BLOCK_BYTES);
+}
+
+struct piece {
+    const uint8_t *p;
+    size_t len;
+};
+
+/*
+ * absorb() of the concatenation of |n| pieces, 44 bytes at a time across
+ * piece boundaries.  Block 0 of ks is free scratch: it only ever holds a
+ * rekey block, wiped as soon as it is used.
+ */
+static void absorb(struct chacha_drbg *d, const struct piece *pc, size_t n)
+{
+    struct chacha_drbg_secret *s = d->s;
+    uint8_t *x = s->ks;
+    size_t total = 0, i, off = 0, fill;
+
+    for (i = 0; i < n; i++)
+        total += pc[i].len;
+    if (total == 0)
+        return;
+
+    i = 0;
+    while (total > 0) {
+        d->impl->blocks(x, s->state, 1);
+        for (fill = 0; fill < CHACHA_DRBG_ABSORB_CHUNK && total > 0;) {
+            size_t take;
+
+            while (off == pc[i].len) {
+                i++;
+                off = 0;
+            }
+            take = pc[i].len - off;
+            if (take > CHACHA_DRBG_ABSORB_CHUNK - fill)
+                take = CHACHA_DRBG_ABSORB_CHUNK - fill;
+            for (size_t j = 0; j < take; j++)
+                x[fill + j] ^= pc[i].p[off + j];
+            fill += take;
+            off += take;
+            total -= take;
+        }
+        set_key_nonce(s, x);
+    }
+    /* unread keystream was made under the key just replaced */
+    chacha_wipe(s->ks, sizeof(s->ks));
+    s->avail = 0;
+}
+
+static void mark_seeded(struct chacha_drbg *d)
+{
+    struct chacha_drbg_secret *s = d->s;
+
+    s->calls = 0;
+    s->bytes = 0;
+    s->seed_time = time(NULL);
+    if (d->fork_mode == CHACHA_FORK_ATFORK)
+        s->fork_gen = chacha_fork_generation();
+    else if (d->fork_mode == CHACHA_FORK_GETPID)
+        s->pid = getpid();
+    s->seeded = CHACHA_DRBG_SEEDED;
+}
+
+void chacha_drbg_instantiate(struct chacha_drbg *d, const uint8_t *e,
+                             size_t elen, const uint8_t *pers, size_t perslen)
+{
+    static const uint8_t zero[CHACHA_KEY_BYTES];
+    struct piece pc[2] = { { e, elen }, { pers, perslen } };
+
+    /* whatever a previous seeding left behind goes first */
+    chacha_drbg_wipe(d);
+    chacha_state_init(d->s->state, zero, 0, zero);
+    absorb(d, pc, 2);
+    mark_seeded(d);
+}
+
+void chacha_drbg_reseed(struct chacha_drbg *d, const uint8_t *ent,
+                        size_t entlen, const uint8_t *e, size_t elen,
+                        const uint8_t *adin, size_t adinlen)
+{
+    struct piece pc[3] = { { ent, entlen }, { e, elen }, { adin, adinlen } };
+
+    if (d->s->seeded != CHACHA_DRBG_SEEDED) {
+        /* a fork child's page is all zero: restore the constants */
+        static const uint8_t zero[CHACHA_KEY_BYTES];
+
+        chacha_drbg_wipe(d);
+        chacha_state_init(d->s->state, zero, 0, zero);
+    }
+    absorb(d, pc, 3);
+    mark_seeded(d);
+}
+
+int chacha_drbg_is_seeded(const struct chacha_drbg *d)
+{
+    const struct chacha_drbg_secret *s = d->s;
+
+    if (s->seeded != CHACHA_DRBG_SEEDED)
+        return 0;
+    switch (d->fork_mode) {
+    case CHACHA_FORK_WIPEONFORK:
+        return 1;
+    case CHACHA_FORK_ATFORK:
+        return s->fork_gen == chacha_fork_generation();
+    case CHACHA_FORK_GETPID:
+    default:
+        return s->pid == getpid();
+    }
+}
+
+int chacha_drbg_reseed_due(const struct chacha_drbg *d, time_t now)
+{
+    const struct chacha_drbg_secret *s = d->s;
+
+    if (!chacha_drbg_is_seeded(d))
+        return 1;
+    if (d->reseed_requests != 0 && s->calls >= d->reseed_requests)
+        return 1;
+    if (s->bytes >= CHACHA_DRBG_RESEED_BYTES)
+        return 1;
+    /* a clock that went backwards also reseeds */
+    if (d->reseed_interval != 0
+        && (now < s->seed_time || now - s->seed_time >= d->reseed_interval))
+        return 1;
+    return 0;
+}
+
+/* Hand out |n| <= avail bytes from the buffer front, wiping them. */
+static void take_buffered(struct chacha_drbg_secret *s, uint8_t *out,
+                          size_t n)
+{
+    uint8_t *p = s->ks + CHACHA_DRBG_KS_BYTES - s->avail;
+
+    if (n == 0)
+        return;
+    memcpy(out, p, n);
+    /* these bytes now belong to the caller alone */
+    chacha_wipe(p, n);
+    s->avail -= n;
+}
+
+static void refill(struct chacha_drbg *d)
+{
+    struct chacha_drbg_secret *s = d->s;
+
+    d->impl->blocks(s->ks, s->state, CHACHA_DRBG_REFILL_BLOCKS);
+    set_key_nonce(s, s->ks);
+    s->avail = CHACHA_DRBG_BUF_BYTES;
+}
+
+/*
+ * Write |r| > 960 bytes straight to |out|: block 0 is the next key, blocks
+ * 1.. go to the caller, a final partial block through the (empty) buffer.
+ */
+static void generate_direct(struct chacha_drbg *d, uint8_t *out, size_t r)
+{
+    struct chacha_drbg_secret *s = d->s;
+    size_t full = r / CHACHA_BLOCK_BYTES, tail = r % CHACHA_BLOCK_BYTES;
+    uint8_t *y = s->ks, *last = s->ks + CHACHA_BLOCK_BYTES;
+
+    d->impl->blocks(y, s->state, 1);
+    s->state[CTR] = 1;
+    d->impl->blocks(out, s->state, full);
+    if (tail != 0) {
+        s->state[CTR] = (uint32_t)(1 + full);
+        d->impl->blocks(last, s->state, 1);
+        memcpy(out + full * CHACHA_BLOCK_BYTES, last, tail);
+        /* keystream that nobody will be handed */
+        chacha_wipe(last, CHACHA_BLOCK_BYTES);
+    }
+    set_key_nonce(s, y); /* also puts the counter word back to 0 */
+}
+
+void chacha_drbg_generate(struct chacha_drbg *d, uint8_t *out, size_t n,
+                          const uint8_t *adin, size_t adinlen)
+{
+    struct chacha_drbg_secret *s = d->s;
+    size_t take;
+
+    if (adinlen != 0) {
+        struct piece pc = { adin, adinlen };
+
+        absorb(d, &pc, 1);
+    }
+    s->calls++;
+    s->bytes += n;
+
+    take = n < s->avail ? n : s->avail;
+    take_buffered(s, out, take);
+    n -= take;
+    if (n == 0)
+        return;
+    out += take;
+    if (n > CHACHA_DRBG_BUF_BYTES) {
+        generate_direct(d, out, n);
+    } else {
+        refill(d);
+        take_buffered(s, out, n);
+    }
+}
+
+void chacha_drbg_wipe(struct chacha_drbg *d)
+{
+    /* keys, nonce, buffered keystream, counters */
+    chacha_wipe(d->s, sizeof(*d->s));
+}
+
+int chacha_drbg_is_zeroized(const struct chacha_drbg *d)
+{
+    const volatile uint8_t *p = (const volatile uint8_t *)d->s;
+    uint8_t acc = 0;
+    size_t i;
+
+    for (i = 0; i < sizeof(*d->s); i++)
+        acc |= p[i];
+    return acc == 0;
+}

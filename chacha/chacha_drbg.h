@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The arc4random-style ChaCha20 generator of DESIGN.md section 3, with the
+ * reseed policy of section 4, free of OpenSSL types.  The caller supplies
+ * entropy and serialises access; this file never blocks, allocates or makes
+ * a system call on the generate path.
+ */
+#ifndef CHACHARNG_CHACHA_DRBG_H
+#define CHACHARNG_CHACHA_DRBG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "chacha.h"
+#include "secpage.h"
+
+#define CHACHA_DRBG_REFILL_BLOCKS 16
+#define CHACHA_DRBG_KS_BYTES (CHACHA_DRBG_REFILL_BLOCKS * CHACHA_BLOCK_BYTES)
+#define CHACHA_DRBG_BUF_BYTES (CHACHA_DRBG_KS_BYTES - CHACHA_BLOCK_BYTES)
+#define CHACHA_DRBG_ABSORB_CHUNK (CHACHA_KEY_BYTES + CHACHA_NONCE_BYTES)
+#define CHACHA_DRBG_SEED_BYTES 48
+#define CHACHA_DRBG_STRENGTH 256
+#define CHACHA_DRBG_RESEED_BYTES ((uint64_t)16 << 20)
+#define CHACHA_DRBG_DEFAULT_RESEED_REQUESTS 65536u
+#define CHACHA_DRBG_DEFAULT_RESEED_INTERVAL 3600
+
+/* Everything secret, in its own wipe-on-fork page: all zero = not seeded. */
+struct chacha_drbg_secret {
+    uint32_t state[16];   /* constants, K, counter (always 0 at rest), N */
+    uint8_t ks[CHACHA_DRBG_KS_BYTES]; /* last refill; unread bytes at the end */
+    size_t avail;         /* unread bytes: ks[KS_BYTES - avail .. KS_BYTES) */
+    uint64_t calls;       /* generate calls served since the last (re)seed */
+    uint64_t bytes;       /* bytes produced since the last (re)seed */
+    time_t seed_time;     /* wall-clock time of the last (re)seed */
+    uint32_t fork_gen;    /* chacha_fork_generation() at (re)seed (atfork mode) */
+    pid_t pid;            /* getpid() at (re)seed (getpid mode) */
+    uint32_t seeded;      /* CHACHA_DRBG_SEEDED, or 0 in a fork child */
+};
+
+struct chacha_drbg {
+    struct chacha_drbg_secret *s;
+    const struct chacha_impl *impl;
+    enum chacha_fork_mode fork_mode;
+    unsigned int reseed_requests; /* 0 = no limit on calls per seed */
+    time_t reseed_interval;       /* seconds; 0 = no time limit */
+};
+
+/* Allocate a generator using kernel |impl|.  Returns NULL on failure. */
+struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl);
+
+/* Wipe and release everything. |d| may be NULL. */
+void chacha_drbg_free(struct chacha_drbg *d);
+
+/*
+ * Seed from scratch: K = 0, N = 0, then absorb(|e| || |pers|).  Resets the
+ * call and byte counts and the seed time.
+ */
+void chacha_drbg_instantiate(struct chacha_drbg *d, const uint8_t *e,
+                             size_t elen, const uint8_t *pers, size_t perslen);
+
+/* absorb(|ent| || |e| || |adin|) into the current state; resets counts. */
+void chacha_drbg_reseed(struct chacha_drbg *d, const uint8_t *ent,
+                        size_t entlen, const uint8_t *e, size_t elen,
+                        const uint8_t *adin, size_t adinlen);
+
+/*
+ * 1 if a reseed must come before the next call: fork, never seeded, the
+ * call limit, the 16 MiB byte limit, or the time interval (|now| is
+ * time(NULL), passed in so the caller decides whether to read the clock).
+ */
+int chacha_drbg_reseed_due(const struct chacha_drbg *d, time_t now);
+
+/* 1 if the state is seeded in this process (not wiped by fork or uninstantiate). */
+int chacha_drbg_is_seeded(const struct chacha_drbg *d);
+
+/*
+ * absorb(|adin|), then write |n| bytes to |out| and count one call.  The
+ * caller has already decided that no reseed is due.
+ */
+void chacha_drbg_generate(struct chacha_drbg *d, uint8_t *out, size_t n,
+                          const uint8_t *adin, size_t adinlen);
+
+/* Wipe all secret state (uninstantiate); the generator is unseeded after. */
+void chacha_drbg_wipe(struct chacha_drbg *d);
+
+/* 1 if every byte of the secret state is zero. */
+int chacha_drbg_is_zeroized(const struct chacha_drbg *d);
+
+#endif

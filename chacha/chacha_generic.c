@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Portable ChaCha20 block function, RFC 8439 section 2.3.  The reference
+ * every SIMD kernel is checked against, and the kernel used on targets
+ * without one (big-endian included: bytes are stored explicitly little-endian).
+ */
+#include "chacha.h"
+#include "wipe.h"
+
+#define ROTL32(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
+
+#define QUARTERROUND(a, b, c, d)                                               \
+    do {                                                                       \
+        a += b; d ^= a; d = ROTL32(d, 16);                                     \
+        c += d; b ^= c; b = ROTL32(b, 12);                                     \
+        a += b; d ^= a; d = ROTL32(d, 8);                                      \
+        c += d; b ^= c; b = ROTL32(b, 7);                                      \
+    } while (0)
+
+static inline void store32_le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static inline uint32_t load32_le(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16
+           | (uint32_t)p[3] << 24;
+}
+
+void chacha_state_init(uint32_t state[16], const uint8_t key[32],
+                       uint32_t counter, const uint8_t nonce[12])
+{
+    int i;
+
+    state[0] = 0x61707865; /* "expand 32-byte k" */
+    state[1] = 0x3320646e;
+    state[2] = 0x79622d32;
+    state[3] = 0x6b206574;
+    for (i = 0; i < 8; i++)
+        state[4 + i] = load32_le(key + 4 * i);
+    state[12] = counter;
+    for (i = 0; i < 3; i++)
+        state[13 + i] = load32_le(nonce + 4 * i);
+}
+
+void chacharng_chacha_blocks_generic(uint8_t *out, const uint32_t state[16],
+                                     size_t nblocks)
+{
+    uint32_t x[16];
+    uint32_t counter = state[12];
+    int i;
+
+    while (nblocks-- > 0) {
+        for (i = 0; i < 16; i++)
+            x[i] = state[i];
+        x[12] = counter;
+        for (i = 0; i < 10; i++) {
+            QUARTERROUND(x[0], x[4], x[8], x[12]);
+            QUARTERROUND(x[1], x[5], x[9], x[13]);
+            QUARTERROUND(x[2], x[6], x[10], x[14]);
+            QUARTERROUND(x[3], x[7], x[11], x[15]);
+            QUARTERROUND(x[0], x[5], x[10], x[15]);
+            QUARTERROUND(x[1], x[6], x[11], x[12]);
+            QUARTERROUND(x[2], x[7], x[8], x[13]);
+            QUARTERROUND(x[3], x[4], x[9], x[14]);
+        }
+        for (i = 0; i < 16; i++)
+            store32_le(out + 4 * i, x[i] + (i == 12 ? counter : state[i]));
+        out += CHACHA_BLOCK_BYTES;
+        counter++; /* wraps modulo 2^32; word 13 is never touched */
+    }
+    /* x held a keystream block and the key mixed into it */
+    chacha_wipe(x, sizeof(x));
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Run-time CPU feature detection for kernel choice.  On x86_64 a feature
+ * counts only when CPUID reports it *and* XCR0 shows the OS saves the
+ * registers it needs; on aarch64 NEON (ASIMD) is part of the base ABI.
+ * Other targets report nothing, so only the C kernel is ever picked.
+ */
+#include "chacha.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+static uint64_t read_xcr0(void)
+{
+    uint32_t lo, hi;
+
+    /* xgetbv with ecx = 0; spelled as bytes for old assemblers */
+    __asm__ __volatile__(".byte 0x0f, 0x01, 0xd0"
+                         : "=a"(lo), "=d"(hi)
+                         : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+uint32_t chacha_cpu_features(void)
+{
+    unsigned int eax, ebx, ecx, edx, max_leaf;
+    uint32_t features = CHACHA_CPU_SSE2; /* part of the x86_64 ABI */
+    uint64_t xcr0;
+
+    max_leaf = __get_cpuid_max(0, NULL);
+    if (max_leaf < 7)
+        return features;
+    __cpuid(1, eax, ebx, ecx, edx);
+    if (!(ecx & bit_OSXSAVE) || !(ecx & bit_AVX))
+        return features;
+    xcr0 = read_xcr0();
+    /* XMM (bit 1) and YMM (bit 2) state enabled by the OS */
+    if ((xcr0 & 0x6) != 0x6)
+        return features;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    if (ebx & bit_AVX2)
+        features |= CHACHA_CPU_AVX2;
+    /* opmask (bit 5), ZMM0-15 upper halves (bit 6), ZMM16-31 (bit 7) */
+    if ((xcr0 & 0xe0) == 0xe0 && (ebx & bit_AVX512F) && (ebx & bit_AVX512VL))
+        features |= CHACHA_CPU_AVX512;
+    return features;
+}
+
+#elif defined(__aarch64__)
+
+uint32_t chacha_cpu_features(void)
+{
+    return CHACHA_CPU_NEON; /* Advanced SIMD is mandatory in AArch64 */
+}
+
+#else
+
+uint32_t chacha_cpu_features(void)
+{
+    return 0;
+}
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pages for generator state: private anonymous mappings that are left out of
+ * core dumps and, where the kernel really honours it, wiped in a fork child
+ * (MADV_WIPEONFORK).  Where it does not, fork is detected by a generation
+ * counter bumped in a pthread_atfork child handler, and failing that by
+ * comparing getpid().
+ */
+#ifndef CHACHARNG_SECPAGE_H
+#define CHACHARNG_SECPAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum chacha_fork_mode {
+    CHACHA_FORK_WIPEONFORK = 1, /* the kernel zeroes the page in the child */
+    CHACHA_FORK_ATFORK = 2,     /* compare chacha_fork_generation() */
+    CHACHA_FORK_GETPID = 3      /* compare getpid(): a syscall per request */
+};
+
+/*
+ * Map |len| bytes (rounded up to whole pages) of zeroed memory for secrets.
+ * *|mode| receives how a fork will be noticed for this mapping.  Returns
+ * NULL if the mapping fails.
+ */
+void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode);
+
+/* Wipe and unmap a mapping from chacha_secpage_alloc(). */
+void chacha_secpage_free(void *p, size_t len);
+
+/* Incremented in every fork child (atfork fallback). */
+uint32_t chacha_fork_generation(void);
+
+/* 1 if the kernel honours madvise() (probed once), else 0. */
+int chacha_secpage_madvise_works(void);
+
+/*
+ * Test hook: make later allocations use |mode| even where a better one is
+ * available (0 restores the automatic choice), so the fallbacks are tested
+ * on kernels that do not need them.
+ */
+void chacha_secpage_force_mode(enum chacha_fork_mode mode);
+
+/* Test hook: make the next |n| allocations fail (memory exhaustion). */
+void chacha_secpage_fail_next(unsigned int n);
+
+#endif

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Provider entry: OSSL_provider_init, the algorithm query, provider params
+ * and error reasons.  The kernel is chosen here, once: detect the CPU, apply
+ * the `impl` config key or the CHACHARNG_IMPL environment variable (which
+ * wins), self-test the choice against RFC 8439, and refuse to load if a
+ * forced kernel is missing or any kernel fails.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/params.h>
+
+#include "config.h"
+#include "prov.h"
+
+static OSSL_FUNC_provider_gettable_params_fn chacharng_prov_gettable_params;
+static OSSL_FUNC_provider_get_params_fn chacharng_prov_get_params;
+static OSSL_FUNC_provider_query_operation_fn chacharng_prov_query;
+static OSSL_FUNC_provider_get_reason_strings_fn chacharng_prov_reasons;
+static OSSL_FUNC_provider_teardown_fn chacharng_prov_teardown;
+
+static const OSSL_ITEM reason_strings[] = {
+    { CHACHARNG_R_NOT_INSTANTIATED, "chacharng: DRBG not instantiated" },
+    { CHACHARNG_R_ALREADY_INSTANTIATED, "chacharng: DRBG already instantiated" },
+    { CHACHARNG_R_IN_ERROR_STATE, "chacharng: DRBG in error state" },
+    { CHACHARNG_R_STRENGTH_TOO_HIGH,
+      "chacharng: requested strength above 256 bits" },
+    { CHACHARNG_R_PERSONALISATION_TOO_LONG,
+      "chacharng: personalization string too long" },
+    { CHACHARNG_R_ADDITIONAL_INPUT_TOO_LONG,
+      "chacharng: additional input too long" },
+    { CHACHARNG_R_ENTROPY_INPUT_TOO_LONG, "chacharng: entropy input too long" },
+    { CHACHARNG_R_REQUEST_TOO_LARGE,
+      "chacharng: request larger than max_request" },
+    { CHACHARNG_R_PARENT_STRENGTH_TOO_LOW,
+      "chacharng: parent strength below 256 bits" },
+    { CHACHARNG_R_ENTROPY_SOURCE_FAILED,
+      "chacharng: entropy source failed" },
+    { CHACHARNG_R_INVALID_PARAMETER, "chacharng: invalid parameter value" },
+    { CHACHARNG_R_UNKNOWN_IMPL, "chacharng: unknown ChaCha20 kernel" },
+    { CHACHARNG_R_IMPL_NOT_SUPPORTED,
+      "chacharng: ChaCha20 kernel not supported here" },
+    { CHACHARNG_R_SELFTEST_FAILED, "chacharng: ChaCha20 kernel self-test failed" },
+    { CHACHARNG_R_OUT_OF_MEMORY, "chacharng: out of memory" },
+    { CHACHARNG_R_PARENT_LOCKING_FAILED,
+      "chacharng: parent could not enable locking" },
+    { 0, NULL }
+};
+
+const OSSL_ITEM *chacharng_prov_reason_strings(void)
+{
+    return reason_strings;
+}
+
+static const OSSL_ITEM *chacharng_prov_reasons(void *provctx)
+{
+    return reason_strings;
+}
+
+void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
+                          const char *file, int line, const char *func,
+                          const char *fmt, ...)
+{
+    va_list ap;
+
+    if (prov == NULL || prov->core_new_error == NULL
+        || prov->core_vset_error == NULL)
+        return;
+    prov->core_new_error(prov->handle);
+    if (prov->core_set_error_debug != NULL)
+        prov->core_set_error_debug(prov->handle, file, line, func);
+    va_start(ap, fmt);
+    prov->core_vset_error(prov->handle, (uint32_t)reason, fmt, ap);
+    va_end(ap);
+}
+
+/* ---------------------------------------------------------------------- */
+
+static const OSSL_ALGORITHM rand_algorithms[] = {
+    { CHACHARNG_ALG_NAME, CHACHARNG_ALG_PROPS, chacharng_rand_functions,
+      "arc4random-style ChaCha20 DRBG with fast key erasure" },
+    { NULL, NULL, NULL, NULL }
+};
+
+static const OSSL_ALGORITHM *chacharng_prov_query(void *provctx,
+                                                  int operation_id,
+                                                  int *no_cache)
+{
+    *no_cache = 0;
+    return operation_id == OSSL_OP_RAND ? rand_algorithms : NULL;
+}
+
+static const OSSL_PARAM prov_gettable[] = {
+    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_NAME, OSSL_PARAM_UTF8_PTR, NULL, 0),
+    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_VERSION, OSSL_PARAM_UTF8_PTR, NULL, 0),
+    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_BUILDINFO, OSSL_PARAM_UTF8_PTR, NULL, 0),
+    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER, NULL, 0),
+    OSSL_PARAM_DEFN("impl", OSSL_PARAM_UTF8_PTR, NULL, 0),
+    OSSL_PARAM_END
+};
+
+static const OSSL_PARAM *chacharng_prov_gettable_params(void *provctx)
+{
+    return prov_gettable;
+}
+
+static const char *buildinfo(void)
+{
+    return PACKAGE_STRING " (kernels:"
+#if CHACHARNG_HAVE_AVX512_ASM
+           " avx512"
+#endif
+#if CHACHARNG_HAVE_AVX2_ASM
+           " avx2"
+#endif
+#if CHACHARNG_HAVE_SSE2_ASM
+           " sse2"
+#endif
+#if CHACHARNG_HAVE_NEON_ASM
+           " neon"
+#endif
+           " generic)";
+}
+
+static int chacharng_prov_get_params(void *vprov, OSSL_PARAM params[])
+{
+    CHACHARNG_PROV_CTX *prov = vprov;
+    OSSL_PARAM *p;
+
+    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_NAME);
+    if (p != NULL && !chacharng_param_set_utf8(p, CHACHARNG_NAME))
+        return 0;
+    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_VERSION);
+    if (p != NULL && !chacharng_param_set_utf8(p, PACKAGE_VERSION))
+        return 0;
+    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_BUILDINFO);
+    if (p != NULL && !chacharng_param_set_utf8(p, buildinfo()))
+        return 0;
+    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_STATUS);
+    if (p != NULL && !OSSL_PARAM_set_int(p, 1))
+        return 0;
+    p = OSSL_PARAM_locate(params, "impl");
+    if (p != NULL && !chacharng_param_set_utf8(p, prov->impl->name))
+        return 0;
+    return 1;
+}
+
+static void chacharng_prov_teardown(void *vprov)
+{
+    free(vprov);
+}
+
+static const OSSL_DISPATCH prov_functions[] = {
+    { OSSL_FUNC_PROVIDER_TEARDOWN, (void (*)(void))chacharng_prov_teardown },
+    { OSSL_FUNC_PROVIDER_GETTABLE_PARAMS,
+      (void (*)(void))chacharng_prov_gettable_params },
+    { OSSL_FUNC_PROVIDER_GET_PARAMS, (void (*)(void))chacharng_prov_get_params },
+    { OSSL_FUNC_PROVIDER_QUERY_OPERATION, (void (*)(void))chacharng_prov_query },
+    { OSSL_FUNC_PROVIDER_GET_REASON_STRINGS,
+      (void (*)(void))chacharng_prov_reasons },
+    { 0, NULL }
+};
+
+/* ---------------------------------------------------------------------- */
+
+/* The `impl` key of our section in openssl.cnf, if any. */
+static const char *config_impl(const CHACHARNG_PROV_CTX *prov)
+{
+    char *value = NULL;
+    OSSL_PARAM params[2];
+
+    if (prov->core_get_params == NULL)
+        return NULL;
+    params[0] = OSSL_PARAM_construct_utf8_ptr("impl", &value, 0);
+    params[1] = OSSL_PARAM_construct_end();
+    if (!prov->core_get_params(prov->handle, params))
+        return NULL;
+    return value != NULL && *value != '\0' ? value : NULL;
+}
+
+/*
+ * Pick the kernel: a forced one must exist in this build and run on this
+ * CPU, else loading fails; otherwise the best supported.  Returns 1 on
+ * success, 0 with an error raised.
+ */
+static int choose_impl(CHACHARNG_PROV_CTX *prov)
+{
+    const char *name = getenv("CHACHARNG_IMPL"), *origin = "CHACHARNG_IMPL";
+    const struct chacha_impl *impl;
+
+    if (name == NULL || *name == '\0') {
+        name = config_impl(prov);
+        origin = "config key impl";
+    }
+    if (name != NULL) {
+        impl = chacha_impl_by_name(name);
+        if (impl == NULL) {
+            CHACHARNG_RAISE(prov, CHACHARNG_R_UNKNOWN_IMPL,
+                            "%s=%s: no such kernel in this build (%s)", origin,
+                            name, buildinfo());
+            return 0;
+        }
+        if (!chacha_impl_supported(impl)) {
+            CHACHARNG_RAISE(prov, CHACHARNG_R_IMPL_NOT_SUPPORTED,
+                            "%s=%s: this CPU or OS cannot run it", origin,
+                            name);
+            return 0;
+        }
+    } else {
+        impl = chacha_impl_best();
+    }
+    if (!chacha_impl_selftest(impl)) {
+        CHACHARNG_RAISE(prov, CHACHARNG_R_SELFTEST_FAILED,
+                        "kernel %s gives wrong RFC 8439 output", impl->name);
+        return 0;
+    }
+    prov->impl = impl;
+    if (getenv("CHACHARNG_DEBUG") != NULL)
+        fprintf(stderr, "chacharng: using the %s ChaCha20 kernel\n",
+                impl->name);
+    return 1;
+}
+
+__attribute__((visibility("default")))
+int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
+                       const OSSL_DISPATCH *in, const OSSL_DISPATCH **out,
+                       void **provctx)
+{
+    CHACHARNG_PROV_CTX *prov = calloc(1, sizeof(*prov));
+    chacharng_get_entropy_fn *get_entropy = NULL, *get_user_entropy = NULL;
+    chacharng_cleanup_entropy_fn *cleanup = NULL, *cleanup_user = NULL;
+
+    if (prov == NULL)
+        return 0;
+    prov->handle = handle;
+    for (; in != NULL && in->function_id != 0; in++) {
+        switch (in->function_id) {
+        case OSSL_FUNC_CORE_GET_PARAMS:
+            prov->core_get_params = OSSL_FUNC_core_get_params(in);
+            break;
+        case OSSL_FUNC_CORE_NEW_ERROR:
+            prov->core_new_error = OSSL_FUNC_core_new_error(in);
+            break;
+        case OSSL_FUNC_CORE_SET_ERROR_DEBUG:
+            prov->core_set_error_debug = OSSL_FUNC_core_set_error_debug(in);
+            break;
+        case OSSL_FUNC_CORE_VSET_ERROR:
+            prov->core_vset_error = OSSL_FUNC_core_vset_error(in);
+            break;
+        case OSSL_FUNC_GET_ENTROPY:
+            get_entropy = (chacharng_get_entropy_fn *)in->function;
+            break;
+        case OSSL_FUNC_CLEANUP_ENTROPY:
+            cleanup = (chacharng_cleanup_entropy_fn *)in->function;
+            break;
+        case OSSL_FUNC_GET_USER_ENTROPY:
+            get_user_entropy = (chacharng_get_entropy_fn *)in->function;
+            break;
+        case OSSL_FUNC_CLEANUP_USER_ENTROPY:
+            cleanup_user = (chacharng_cleanup_entropy_fn *)in->function;
+            break;
+        default:
+            break;
+        }
+    }
+    /* the user-entropy pair honours a configured seed source (3.1.4+) */
+    if (get_user_entropy != NULL && cleanup_user != NULL) {
+        prov->get_entropy = get_user_entropy;
+        prov->cleanup_entropy = cleanup_user;
+    } else if (get_entropy != NULL && cleanup != NULL) {
+        prov->get_entropy = get_entropy;
+        prov->cleanup_entropy = cleanup;
+    }
+
+    if (!choose_impl(prov)) {
+        free(prov);
+        return 0;
+    }
+    *out = prov_functions;
+    *provctx = prov;
+    return 1;
+}

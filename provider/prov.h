@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The provider's shared types: the provider context (core upcalls, the
+ * kernel chosen at load), the RAND context, error reasons and the few
+ * functions the provider/ files call across each other.
+ */
+#ifndef CHACHARNG_PROV_H
+#define CHACHARNG_PROV_H
+
+#include <pthread.h>
+#include <time.h>
+
+#include <openssl/core.h>
+#include <openssl/core_dispatch.h>
+
+#include "chacha.h"
+#include "chacha_drbg.h"
+
+#define CHACHARNG_NAME "chacharng"
+#define CHACHARNG_ALG_NAME "CHACHA20-DRBG"
+#define CHACHARNG_ALG_PROPS "provider=chacharng,fips=no"
+#define CHACHARNG_MAX_REQUEST ((size_t)1 << 20)
+#define CHACHARNG_MAX_INPUT ((size_t)65536) /* pers, adin, reseed entropy */
+
+/* Core upcalls added after 3.0; 3.0 headers lack the ids. */
+#ifndef OSSL_FUNC_GET_USER_ENTROPY
+#define OSSL_FUNC_CLEANUP_USER_ENTROPY 96
+#define OSSL_FUNC_GET_USER_ENTROPY 98
+#endif
+
+typedef size_t chacharng_get_entropy_fn(const OSSL_CORE_HANDLE *handle,
+                                        unsigned char **pout, int entropy,
+                                        size_t min_len, size_t max_len);
+typedef void chacharng_cleanup_entropy_fn(const OSSL_CORE_HANDLE *handle,
+                                          unsigned char *buf, size_t len);
+
+typedef struct chacharng_prov_ctx {
+    const OSSL_CORE_HANDLE *handle;
+    const struct chacha_impl *impl; /* chosen once, at load */
+    OSSL_FUNC_core_get_params_fn *core_get_params;
+    OSSL_FUNC_core_new_error_fn *core_new_error;
+    OSSL_FUNC_core_set_error_debug_fn *core_set_error_debug;
+    OSSL_FUNC_core_vset_error_fn *core_vset_error;
+    chacharng_get_entropy_fn *get_entropy;
+    chacharng_cleanup_entropy_fn *cleanup_entropy;
+} CHACHARNG_PROV_CTX;
+
+typedef struct chacharng_rand_ctx {
+    CHACHARNG_PROV_CTX *provctx;
+    struct chacha_drbg *drbg;
+    pthread_mutex_t *lock;       /* NULL until enable_locking */
+    int state;                   /* EVP_RAND_STATE_* */
+    unsigned int reseed_counter; /* bumped per (re)seed; children follow it */
+    time_t reseed_time;
+
+    /* Parent RAND, if any, and the entry points it exported. */
+    void *parent;
+    OSSL_FUNC_rand_get_seed_fn *parent_get_seed;
+    OSSL_FUNC_rand_clear_seed_fn *parent_clear_seed;
+    OSSL_FUNC_rand_get_ctx_params_fn *parent_get_ctx_params;
+    OSSL_FUNC_rand_lock_fn *parent_lock;
+    OSSL_FUNC_rand_unlock_fn *parent_unlock;
+    OSSL_FUNC_rand_enable_locking_fn *parent_enable_locking;
+    unsigned int parent_reseed_counter; /* at our last (re)seed */
+} CHACHARNG_RAND_CTX;
+
+/* Reasons reported through the core's error upcalls (prov.c has the text). */
+enum {
+    CHACHARNG_R_NOT_INSTANTIATED = 1,
+    CHACHARNG_R_ALREADY_INSTANTIATED,
+    CHACHARNG_R_IN_ERROR_STATE,
+    CHACHARNG_R_STRENGTH_TOO_HIGH,
+    CHACHARNG_R_PERSONALISATION_TOO_LONG,
+    CHACHARNG_R_ADDITIONAL_INPUT_TOO_LONG,
+    CHACHARNG_R_ENTROPY_INPUT_TOO_LONG,
+    CHACHARNG_R_REQUEST_TOO_LARGE,
+    CHACHARNG_R_PARENT_STRENGTH_TOO_LOW,
+    CHACHARNG_R_ENTROPY_SOURCE_FAILED,
+    CHACHARNG_R_INVALID_PARAMETER,
+    CHACHARNG_R_UNKNOWN_IMPL,
+    CHACHARNG_R_IMPL_NOT_SUPPORTED,
+    CHACHARNG_R_SELFTEST_FAILED,
+    CHACHARNG_R_OUT_OF_MEMORY,
+    CHACHARNG_R_PARENT_LOCKING_FAILED
+};
+
+/* prov.c */
+const OSSL_ITEM *chacharng_prov_reason_strings(void);
+void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
+                          const char *file, int line, const char *func,
+                          const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+#define CHACHARNG_RAISE(prov, reason, ...)                                     \
+    chacharng_prov_raise((prov), (reason), __FILE__, __LINE__, __func__,       \
+                         __VA_ARGS__)
+
+/* rand.c */
+extern const OSSL_DISPATCH chacharng_rand_functions[];
+
+/* rand_params.c */
+OSSL_FUNC_rand_get_ctx_params_fn chacharng_rand_get_ctx_params;
+OSSL_FUNC_rand_set_ctx_params_fn chacharng_rand_set_ctx_params;
+OSSL_FUNC_rand_gettable_ctx_params_fn chacharng_rand_gettable_ctx_params;
+OSSL_FUNC_rand_settable_ctx_params_fn chacharng_rand_settable_ctx_params;
+/* Set a utf8 param from |s|, whether the caller asked for a string or a ptr. */
+int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s);
+
+/* seed.c */
+/*
+ * Fill |out| with CHACHA_DRBG_SEED_BYTES of fresh entropy for |ctx|: from
+ * the parent, else the core, else getrandom(2).  Requires ctx's own lock to
+ * be held if it is locked.  Returns 1 on success, 0 (with an error raised)
+ * on failure.
+ */
+int chacharng_seed_get(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
+                       int prediction_resistance);
+/* Read the parent's strength; returns 1 and sets *|strength| on success. */
+int chacharng_seed_parent_strength(CHACHARNG_RAND_CTX *ctx,
+                                   unsigned int *strength);
+/*
+ * Read the parent's reseed counter into *|counter|.  Returns 0 when the
+ * parent has none (then it never triggers a reseed).
+ */
+int chacharng_seed_parent_counter(CHACHARNG_RAND_CTX *ctx,
+                                  unsigned int *counter);
+
+#endif

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * TAP output and the per-kernel runner (see testutil.h).  Child processes
+ * write their test points into a pipe; the parent relays and counts them so
+ * that a single plan covers every kernel.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "chacha.h"
+
+int tu_failures;
+static int tu_points;
+
+const char *tu_impl(void)
+{
+    const char *e = getenv("CHACHARNG_IMPL");
+
+    return e != NULL ? e : "default";
+}
+
+int tu_ok(int cond, const char *fmt, ...)
+{
+    va_list ap;
+
+    tu_points++;
+    printf("%s - [%s] ", cond ? "ok" : "not ok", tu_impl());
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    if (!cond)
+        tu_failures++;
+    return cond;
+}
+
+void tu_diag(const char *fmt, ...)
+{
+    va_list ap;
+
+    printf("# ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+}
+
+void tu_skip(const char *fmt, ...)
+{
+    va_list ap;
+
+    tu_points++;
+    printf("ok - [%s] # SKIP ", tu_impl());
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+}
+
+void tu_diag_hex(const char *what, const unsigned char *p, size_t len)
+{
+    size_t i;
+
+    printf("# %s:", what);
+    for (i = 0; i < len; i++)
+        printf("%s%02x", i % 32 == 0 ? "\n#   " : "", p[i]);
+    printf("\n");
+    fflush(stdout);
+}
+
+int tu_main_once(void (*body)(void))
+{
+    body();
+    printf("1..%d\n", tu_points);
+    return tu_failures ? 1 : 0;
+}
+
+/* Run |body| in a child with CHACHARNG_IMPL=|name|; relay and count its TAP. */
+static void run_child(const char *name, void (*body)(void))
+{
+    int fds[2], status;
+    pid_t pid;
+    FILE *in;
+    char line[4096];
+
+    fflush(stdout);
+    if (pipe(fds) != 0) {
+        tu_ok(0, "pipe for kernel %s", name);
+        return;
+    }
+    pid = fork();
+    if (pid < 0) {
+        tu_ok(0, "fork for kernel %s", name);
+        return;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[1]);
+        setenv("CHACHARNG_IMPL", name, 1);
+        body();
+        fflush(stdout);
+        _exit(tu_failures ? 1 : 0);
+    }
+    close(fds[1]);
+    in = fdopen(fds[0], "r");
+    while (in != NULL && fgets(line, sizeof(line), in) != NULL) {
+        if (strncmp(line, "ok", 2) == 0)
+            tu_points++;
+        else if (strncmp(line, "not ok", 6) == 0) {
+            tu_points++;
+            tu_failures++;
+        }
+        fputs(line, stdout);
+    }
+    if (in != NULL)
+        fclose(in);
+    fflush(stdout);
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+        /* a crash in the child is a failure even if no point said so */
+        tu_ok(0, "kernel %s: test process died (status 0x%x)", name, status);
+    } else if (WEXITSTATUS(status) != 0 && tu_failures == 0) {
+        tu_ok(0, "kernel %s: test process exited %d", name,
+              WEXITSTATUS(status));
+    }
+}
+
+int tu_main_per_impl(void (*body)(void))
+{
+    const struct chacha_impl *list;
+    size_t n, i;
+
+    if (getenv("CHACHARNG_IMPL") != NULL)
+        return tu_main_once(body);
+    list = chacha_impl_list(&n);
+    for (i = 0; i < n; i++) {
+        if (!chacha_impl_supported(&list[i])) {
+            tu_points++;
+            printf("ok - [%s] # SKIP kernel %s: not supported by this CPU\n",
+                   list[i].name, list[i].name);
+            continue;
+        }
+        run_child(list[i].name, body);
+    }
+    printf("1..%d\n", tu_points);
+    return tu_failures ? 1 : 0;
+}

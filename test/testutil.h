@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Minimal TAP helpers for the C tests, and the per-kernel runner.
+ *
+ * Output is TAP (automake's tap-driver counts every test point).  A test
+ * program hands its body to tu_main_per_impl(), which runs it once per
+ * kernel compiled in: each run is a forked child with CHACHARNG_IMPL set, so
+ * the provider picks that kernel at load exactly as a user forcing it would.
+ * Kernels the CPU lacks are reported as skipped, with the reason.
+ */
+#ifndef CHACHARNG_TESTUTIL_H
+#define CHACHARNG_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+extern int tu_failures;
+
+/* Prefix of every test point's description: the kernel under test. */
+const char *tu_impl(void);
+
+/* Record one test point; returns |cond| so callers can bail out. */
+int tu_ok(int cond, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A TAP diagnostic line ("# ..."). */
+void tu_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Record one skipped test point with its reason. */
+void tu_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Hex dump |len| bytes of |p| as a diagnostic, labelled |what|. */
+void tu_diag_hex(const char *what, const unsigned char *p, size_t len);
+
+/*
+ * Run |body| once per compiled-in kernel that the CPU supports (or only for
+ * CHACHARNG_IMPL when the caller already set it), print the TAP plan and
+ * return the exit status for main().  |body| returns normally; failures are
+ * counted through tu_ok().
+ */
+int tu_main_per_impl(void (*body)(void));
+
+/* Run |body| once, without the kernel loop (tests that do not use it). */
+int tu_main_once(void (*body)(void));
+
+#define TU_OK(cond, ...) tu_ok(!!(cond), __VA_ARGS__)
+
+#endif
