@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The generator core (chacha/chacha_drbg.c) alone, with no OpenSSL: a fixed
+ * seed gives pinned output, fast key erasure (the old key is nowhere in the
+ * state after a generate), handed-out bytes are wiped, the buffer rekeys
+ * when drained, the reseed policy fires when it should, every fork mode
+ * makes a child reseed, and a failed mapping fails cleanly.  Runs once per
+ * kernel through the per-kernel runner.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "chacha_drbg.h"
+#include "testutil.h"
+
+static const struct chacha_impl *impl_under_test(void)
+{
+    const char *name = getenv("CHACHARNG_IMPL");
+    const struct chacha_impl *impl = name ? chacha_impl_by_name(name) : NULL;
+
+    return impl != NULL ? impl : chacha_impl_best();
+}
+
+static void unhex(uint8_t *out, const char *hex)
+{
+    for (; hex[0] != '\0'; hex += 2, out++)
+        sscanf(hex, "%2hhx", out);
+}
+
+static struct chacha_drbg *seeded_drbg(void)
+{
+    uint8_t seed[CHACHA_DRBG_SEED_BYTES];
+    struct chacha_drbg *d = chacha_drbg_new(impl_under_test());
+    size_t i;
+
+    if (d == NULL)
+        return NULL;
+    for (i = 0; i < sizeof(seed); i++)
+        seed[i] = (uint8_t)i;
+    chacha_drbg_instantiate(d, seed, sizeof(seed), NULL, 0);
+    return d;
+}
+
+/* Pinned values come from a model of DESIGN.md section 3 on OpenSSL's ChaCha20. */
+static void test_pinned(void)
+{
+    uint8_t want[64], got[2000];
+    struct chacha_drbg *d = seeded_drbg();
+
+    if (!TU_OK(d != NULL, "new generator"))
+        return;
+    chacha_drbg_generate(d, got, 64, NULL, 0);
+    unhex(want, "c0522d44072cd173b35e4dfae606898f149d753f0d464cf3a181493e18e3bef3"
+                "f5cb870748f82f113487e515dd73d23148dec4f52844a39da764abd003a5c8d2");
+    TU_OK(memcmp(got, want, 64) == 0, "seed 00..2f: first 64 bytes pinned");
+    chacha_drbg_generate(d, got, 2000, NULL, 0);
+    unhex(want, "3c111f4cbde53ebd158d19dec35c6feb06124d737d118b964dd1db6d3b4f5390");
+    TU_OK(memcmp(got + 2000 - 32, want, 32) == 0,
+          "then 2000 bytes (direct path): last 32 pinned");
+    chacha_drbg_generate(d, got, 5, NULL, 0);
+    unhex(want, "8dc21a6f33");
+    TU_OK(memcmp(got, want, 5) == 0, "then 5 bytes pinned");
+    chacha_drbg_free(d);
+}
+
+static int contains(const void *hay, size_t hlen, const void *needle,
+                    size_t nlen)
+{
+    const uint8_t *h = hay;
+    size_t i;
+
+    for (i = 0; i + nlen <= hlen; i++)
+        if (memcmp(h + i, needle, nlen) == 0)
+            return 1;
+    return 0;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+    while (n-- > 0)
+        if (*p++ != 0)
+            return 0;
+    return 1;
+}
+
+static void test_erasure(void)
+{
+    struct chacha_drbg *d = seeded_drbg();
+    struct chacha_drbg_secret *s;
+    uint32_t old_key[8];
+    uint8_t out[3000];
+    size_t sizes[] = { 1, 100, 959, 960, 961, 2500 }, i;
+    int key_gone = 1, wiped = 1, empty_after_direct;
+
+    if (!TU_OK(d != NULL, "new generator"))
+        return;
+    s = d->s;
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        size_t before_avail = s->avail, pos;
+
+        memcpy(old_key, s->state + 4, sizeof(old_key));
+        pos = CHACHA_DRBG_KS_BYTES - before_avail;
+        chacha_drbg_generate(d, out, sizes[i], NULL, 0);
+        /* a request that drains the buffer must have moved the key */
+        if (sizes[i] > before_avail
+            && contains(s, sizeof(*s), old_key, sizeof(old_key)))
+            key_gone = 0;
+        /* bytes served from the old buffer position are zero now */
+        if (sizes[i] <= before_avail
+            && !all_zero(s->ks + pos, sizes[i]))
+            wiped = 0;
+        /* the rekey block (block 0) is always wiped */
+        if (!all_zero(s->ks, CHACHA_BLOCK_BYTES))
+            wiped = 0;
+    }
+    TU_OK(key_gone, "after a refill the old key appears nowhere in the state");
+    TU_OK(wiped, "handed-out bytes and the rekey block are wiped");
+
+    chacha_drbg_generate(d, out, 10, NULL, 0);
+    chacha_drbg_generate(d, out, 2000, NULL, 0); /* buffer drained + direct */
+    empty_after_direct = s->avail == 0 && all_zero(s->ks, sizeof(s->ks));
+    TU_OK(empty_after_direct, "after the direct path no keystream is left");
+
+    memcpy(old_key, s->state + 4, sizeof(old_key));
+    chacha_drbg_generate(d, out, 3, (const uint8_t *)"adin", 4);
+    TU_OK(!contains(s, sizeof(*s), old_key, sizeof(old_key))
+          && s->avail == CHACHA_DRBG_BUF_BYTES - 3,
+          "additional input rekeys and empties the buffer before serving");
+
+    TU_OK(!chacha_drbg_is_zeroized(d), "seeded state is not zero");
+    chacha_drbg_wipe(d);
+    TU_OK(chacha_drbg_is_zeroized(d) && !chacha_drbg_is_seeded(d),
+          "wipe zeroes every byte and unseeds");
+    chacha_drbg_free(d);
+}
+
+static void test_rekey_interval(void)
+{
+    struct chacha_drbg *d = seeded_drbg();
+    uint32_t key[8];
+    uint8_t out[960];
+    int moved_early = 0, moved_late;
+    size_t i;
+
+    if (!TU_OK(d != NULL, "new generator"))
+        return;
+    chacha_drbg_generate(d, out, 1, NULL, 0); /* first refill */
+    memcpy(key, d->s->state + 4, sizeof(key));
+    for (i = 1; i < CHACHA_DRBG_BUF_BYTES; i++) {
+        chacha_drbg_generate(d, out, 1, NULL, 0);
+        if (memcmp(key, d->s->state + 4, sizeof(key)) != 0)
+            moved_early = 1;
+    }
+    chacha_drbg_generate(d, out, 1, NULL, 0);
+    moved_late = memcmp(key, d->s->state + 4, sizeof(key)) != 0;
+    TU_OK(!moved_early && moved_late,
+          "key held for exactly 960 one-byte calls, then moves");
+    chacha_drbg_free(d);
+}
+
+static void test_policy(void)
+{
+    struct chacha_drbg *d = seeded_drbg();
+    static uint8_t big[1 << 20];
+    uint8_t out[16], e[CHACHA_DRBG_SEED_BYTES] = { 1 };
+    time_t t0;
+    int i, due_early = 0;
+
+    if (!TU_OK(d != NULL, "new generator"))
+        return;
+    t0 = d->s->seed_time;
+    TU_OK(!chacha_drbg_reseed_due(d, t0), "fresh seed: no reseed due");
+
+    d->reseed_requests = 3;
+    for (i = 0; i < 3; i++) {
+        due_early |= chacha_drbg_reseed_due(d, t0);
+        chacha_drbg_generate(d, out, i == 1 ? 0 : 16, NULL, 0);
+    }
+    TU_OK(!due_early && chacha_drbg_reseed_due(d, t0),
+          "reseed_requests=3: three calls (one empty) served, fourth due");
+    chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
+    TU_OK(!chacha_drbg_reseed_due(d, d->s->seed_time),
+          "reseed resets the call count");
+
+    d->reseed_requests = 0;
+    for (i = 0; i < 15; i++)
+        chacha_drbg_generate(d, big, sizeof(big), NULL, 0);
+    due_early = chacha_drbg_reseed_due(d, d->s->seed_time);
+    chacha_drbg_generate(d, big, sizeof(big) - 1, NULL, 0);
+    chacha_drbg_generate(d, big, 1, NULL, 0);
+    TU_OK(!due_early && chacha_drbg_reseed_due(d, d->s->seed_time),
+          "due at 16 MiB produced, not before");
+
+    chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
+    t0 = d->s->seed_time;
+    d->reseed_interval = 10;
+    TU_OK(!chacha_drbg_reseed_due(d, t0 + 9)
+              && chacha_drbg_reseed_due(d, t0 + 10)
+              && chacha_drbg_reseed_due(d, t0 - 1),
+          "interval 10 s: due at +10 s and when the clock goes back");
+    d->reseed_interval = 0;
+    TU_OK(!chacha_drbg_reseed_due(d, t0 + 100000), "interval 0: no limit");
+    chacha_drbg_free(d);
+}
+
+/* Each fork mode: the child must see a reseed due, the parent not. */
+static void test_fork_mode(enum chacha_fork_mode mode, const char *name)
+{
+    struct chacha_drbg *d;
+    int status, pipefd[2];
+    char child_due = 0;
+    pid_t pid;
+
+    chacha_secpage_force_mode(mode);
+    d = seeded_drbg();
+    chacha_secpage_force_mode(0);
+    if (!TU_OK(d != NULL, "new generator (%s)", name))
+        return;
+    if (mode == CHACHA_FORK_WIPEONFORK && d->fork_mode != mode) {
+        tu_skip("fork mode %s: kernel does not honour madvise here", name);
+        chacha_drbg_free(d);
+        return;
+    }
+    TU_OK(d->fork_mode == mode, "fork mode %s in use", name);
+    if (pipe(pipefd) != 0 || (pid = fork()) < 0) {
+        TU_OK(0, "fork");
+        chacha_drbg_free(d);
+        return;
+    }
+    if (pid == 0) {
+        char due = (char)('0' + chacha_drbg_reseed_due(d, d->s->seed_time));
+
+        if (write(pipefd[1], &due, 1) != 1)
+            _exit(2);
+        _exit(0);
+    }
+    close(pipefd[1]);
+    if (read(pipefd[0], &child_due, 1) != 1)
+        child_due = '?';
+    close(pipefd[0]);
+    waitpid(pid, &status, 0);
+    TU_OK(child_due == '1', "fork mode %s: the child must reseed", name);
+    TU_OK(!chacha_drbg_reseed_due(d, d->s->seed_time),
+          "fork mode %s: the parent need not", name);
+    chacha_drbg_free(d);
+}
+
+static void body(void)
+{
+    struct chacha_drbg *d;
+
+    tu_diag("kernel %s, madvise honoured: %d", impl_under_test()->name,
+            chacha_secpage_madvise_works());
+    test_pinned();
+    test_erasure();
+    test_rekey_interval();
+    test_policy();
+    test_fork_mode(CHACHA_FORK_WIPEONFORK, "wipe-on-fork");
+    test_fork_mode(CHACHA_FORK_ATFORK, "atfork");
+    test_fork_mode(CHACHA_FORK_GETPID, "getpid");
+
+    chacha_secpage_fail_next(1);
+    d = chacha_drbg_new(impl_under_test());
+    TU_OK(d == NULL, "a failed mapping makes chacha_drbg_new fail");
+    chacha_drbg_free(d);
+}
+
+int main(void)
+{
+    return tu_main_per_impl(body);
+}
