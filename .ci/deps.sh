@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Install what chacharng needs on Debian 12 (or newer), and only what is
+# missing.  `deps.sh` is enough to build and run; `deps.sh --all` adds what
+# the whole test suite uses (valgrind, clang/libFuzzer, cross compilers and
+# qemu, debootstrap, statistical batteries, shellcheck).
+set -eu
+
+build_pkgs=(build-essential autoconf automake libtool pkg-config
+            libssl-dev openssl)
+test_pkgs=(valgrind clang libclang-rt-14-dev shellcheck dieharder rng-tools5
+           debootstrap qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+           gcc-s390x-linux-gnu libc6-dev-s390x-cross libssl-dev:arm64)
+
+want=("${build_pkgs[@]}")
+if [ "${1:-}" = "--all" ]; then
+    want+=("${test_pkgs[@]}")
+fi
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+    as_root=(sudo)
+fi
+
+case " ${want[*]} " in
+*":arm64 "*)
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        "${as_root[@]}" dpkg --add-architecture arm64
+        need_update=1
+    fi ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null \
+        | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if [ ${#missing[@]} -gt 0 ] || [ -n "${need_update:-}" ]; then
+    "${as_root[@]}" apt-get update
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}"
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y --no-install-recommends "${missing[@]}"
+fi

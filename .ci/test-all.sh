@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# The whole test suite: installs what the tests need, builds with -Werror,
+# runs `make check` and every other stage, and prints one summary line
+# counted from the test results of all stages:
+#   N passed, N failed, N skipped
+# Stages that cannot run here (no tool, wrong CPU) count as skipped and say
+# why.  Exit status is non-zero if anything failed.
+#
+# Usage: .ci/test-all.sh [--quick]   (--quick: only the host build and make check)
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+quick=
+[ "${1:-}" = "--quick" ] && quick=1
+jobs=$(nproc 2>/dev/null || echo 2)
+
+passed=0
+failed=0
+skipped=0
+results=()
+
+note() { printf '\n=== %s\n' "$*"; }
+
+# Add the counts of an automake test-suite.log ($2) to the totals under
+# stage name $1; a missing log means the stage broke before testing.
+count_log() {
+    local stage=$1 log=$2 p f s
+    if [ ! -f "$log" ]; then
+        failed=$((failed + 1))
+        results+=("$stage: FAILED before any test ran")
+        return
+    fi
+    p=$(sed -n 's/^# PASS: *//p' "$log" | head -n 1)
+    s=$(sed -n 's/^# SKIP: *//p' "$log" | head -n 1)
+    f=0
+    for k in FAIL XPASS ERROR; do
+        f=$((f + $(sed -n "s/^# $k: *//p" "$log" | head -n 1)))
+    done
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + f))
+    skipped=$((skipped + ${s:-0}))
+    results+=("$stage: ${p:-0} passed, $f failed, ${s:-0} skipped")
+}
+
+# A single pass/fail check (a build, distcheck, a lint): $1 name, rest command.
+check() {
+    local name=$1
+    shift
+    if "$@"; then
+        passed=$((passed + 1))
+        results+=("$name: passed")
+    else
+        failed=$((failed + 1))
+        results+=("$name: FAILED")
+    fi
+}
+
+skip() {
+    skipped=$((skipped + 1))
+    results+=("$1: skipped ($2)")
+}
+
+bootstrap() {
+    [ -x configure ] || autoreconf -fi
+}
+
+# --- host build, make check ---------------------------------------------
+note "host build (OpenSSL $(pkg-config --modversion libcrypto)) and make check"
+bootstrap
+if [ ! -f Makefile ] || ! grep -q -- '--enable-werror' config.status 2>/dev/null; then
+    ./configure --enable-werror
+fi
+make -j"$jobs"
+rm -f test-suite.log
+make -j"$jobs" check
+count_log "make check (host)" test-suite.log
+
+if [ -z "$quick" ]; then
+    # --- distcheck: the tarball is complete and builds out of tree -------
+    note "make distcheck"
+    check "make distcheck" make -j"$jobs" distcheck \
+        DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+
+    # --- shell scripts -----------------------------------------------------
+    if command -v shellcheck >/dev/null; then
+        check "shellcheck" shellcheck .ci/run .ci/*.sh test/*.sh
+    else
+        skip "shellcheck" "shellcheck not installed"
+    fi
+fi
+
+note "results"
+printf '%s\n' "${results[@]}"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
