@@ -1,0 +1,1223 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Known-answer test of the whole CHACHA20-DRBG construction (DESIGN.md
+ * section 3) and of the reseed policy cases that decide which bytes come
+ * out (section 4), through the public EVP_RAND interface.
+ *
+ * The provider is seeded from a TEST-RAND parent with a fixed seed, so its
+ * output is a pure function of the seed and the calls made.  Every output is
+ * compared with an independent model of the construction written here on
+ * top of OpenSSL's own EVP ChaCha20 (default provider), so neither our
+ * kernels nor our generator code take part in computing the expected bytes.
+ * A few model outputs are also pinned in test/vectors/drbg_kat.txt, which
+ * guards the model itself against drifting along with the provider.
+ *
+ * The body runs once per kernel the CPU supports (tu_main_per_impl), with
+ * CHACHARNG_IMPL forcing the kernel at provider load.
+ */
+/* getline() and strdup() */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <openssl/provider.h>
+
+#include "testutil.h"
+
+/* The constants of the construction and the interface (DESIGN.md 3-5). */
+#define SEED_LEN 48
+#define KEY_LEN 32
+#define NONCE_LEN 12
+#define BLOCK_LEN 64
+#define CHUNK_LEN (KEY_LEN + NONCE_LEN)
+#define REFILL_BLOCKS 16
+#define BUF_LEN ((REFILL_BLOCKS - 1) * BLOCK_LEN)
+#define MAX_REQUEST ((size_t)1 << 20)
+#define RESEED_BYTES ((uint64_t)16 << 20)
+#define DEFAULT_RESEED_REQUESTS 65536u
+#define STRENGTH 256
+#define MAX_ADIN 65536
+
+#define VECTORS_FILE "drbg_kat.txt"
+
+/* Two fixed seeds, handed out by TEST-RAND at every (re)seed. */
+static const char seed_a_hex[] =
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+    "202122232425262728292a2b2c2d2e2f";
+static const char seed_b_hex[] =
+    "c3a1f07e5b2d9418e6407fd2913ab5c85e0c77a24d19f6e3b8025fa6c1d49e37"
+    "0b8a6f5e24d3c1917a08e5b3f26c4d90";
+
+static OSSL_LIB_CTX *libctx;
+static OSSL_PROVIDER *prov_default, *prov_chacharng;
+static EVP_CIPHER *chacha20;
+static EVP_RAND *test_rand, *drbg_rand;
+
+/* ------------------------------------------------------------------------
+ * Small helpers
+ * ------------------------------------------------------------------------ */
+
+static int print_err_line(const char *str, size_t len, void *u)
+{
+    (void)u;
+    while (len > 0 && (str[len - 1] == '\n' || str[len - 1] == '\r'))
+        len--;
+    tu_diag("  %.*s", (int)len, str);
+    return 1;
+}
+
+/* Show (and clear) the OpenSSL error queue, so a failure says why. */
+static void diag_errors(void)
+{
+    ERR_print_errors_cb(print_err_line, NULL);
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * Decode the hex string |hex| into a newly allocated buffer (never NULL on
+ * success, even when empty).  Returns 1 and sets *|out| and *|outlen|, or 0
+ * on a malformed string.
+ */
+static int hex_decode(const char *hex, unsigned char **out, size_t *outlen)
+{
+    size_t n = strlen(hex), i;
+    unsigned char *p;
+
+    if (n % 2 != 0)
+        return 0;
+    p = malloc(n / 2 + 1);
+    if (p == NULL)
+        return 0;
+    for (i = 0; i < n / 2; i++) {
+        int hi = hexval((unsigned char)hex[2 * i]);
+        int lo = hexval((unsigned char)hex[2 * i + 1]);
+
+        if (hi < 0 || lo < 0) {
+            free(p);
+            return 0;
+        }
+        p[i] = (unsigned char)(hi << 4 | lo);
+    }
+    *out = p;
+    *outlen = n / 2;
+    return 1;
+}
+
+/* Decode a hex constant of known length written in this file. */
+static void hex_fixed(const char *hex, unsigned char *out, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < len; i++)
+        out[i] = (unsigned char)(hexval((unsigned char)hex[2 * i]) << 4
+                                 | hexval((unsigned char)hex[2 * i + 1]));
+}
+
+/* Deterministic filler for personalization, additional input and entropy. */
+static void fill(unsigned char *p, size_t len, unsigned int tag)
+{
+    size_t i;
+
+    for (i = 0; i < len; i++)
+        p[i] = (unsigned char)(tag * 29 + i * 131 + (i >> 8) * 7 + 1);
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n != 0 ? n : 1);
+
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* ------------------------------------------------------------------------
+ * The model: DESIGN.md section 3 on OpenSSL's EVP ChaCha20
+ * ------------------------------------------------------------------------ */
+
+struct model {
+    EVP_CIPHER_CTX *cctx;
+    unsigned char key[KEY_LEN];
+    unsigned char nonce[NONCE_LEN];
+    unsigned char buf[BUF_LEN];     /* unread bytes are the last |avail| */
+    size_t avail;
+    unsigned char seed[SEED_LEN];   /* what the parent hands out each time */
+    unsigned int reseed_requests;   /* 0 = no limit */
+    uint64_t calls;                 /* provider calls since the last seed */
+    uint64_t bytes;                 /* bytes produced since the last seed */
+    unsigned int seeds;             /* instantiate + reseeds, for counters */
+    int failed;                     /* an EVP call of the model failed */
+};
+
+static int model_init(struct model *m, const unsigned char seed[SEED_LEN])
+{
+    memset(m, 0, sizeof(*m));
+    memcpy(m->seed, seed, SEED_LEN);
+    m->reseed_requests = DEFAULT_RESEED_REQUESTS;
+    m->cctx = EVP_CIPHER_CTX_new();
+    return m->cctx != NULL;
+}
+
+static void model_free(struct model *m)
+{
+    EVP_CIPHER_CTX_free(m->cctx);
+    OPENSSL_cleanse(m, sizeof(*m));
+}
+
+/*
+ * |len| bytes of the keystream of (K, N) starting at block |ctr|, i.e. a
+ * prefix of KS(K, N, ctr, ceil(len / 64)).  OpenSSL takes the counter as
+ * the first four IV bytes (little-endian) and the nonce as the other twelve;
+ * encrypting zeros in place yields the bare keystream.
+ */
+static void model_ks(struct model *m, uint32_t ctr, unsigned char *out,
+                     size_t len)
+{
+    unsigned char iv[16];
+    size_t done, piece;
+    int outl;
+
+    iv[0] = (unsigned char)ctr;
+    iv[1] = (unsigned char)(ctr >> 8);
+    iv[2] = (unsigned char)(ctr >> 16);
+    iv[3] = (unsigned char)(ctr >> 24);
+    memcpy(iv + 4, m->nonce, NONCE_LEN);
+    memset(out, 0, len);
+    if (!EVP_EncryptInit_ex2(m->cctx, chacha20, m->key, iv, NULL)) {
+        m->failed = 1;
+        return;
+    }
+    /* EVP_EncryptUpdate takes an int length: feed it bounded pieces */
+    for (done = 0; done < len; done += piece) {
+        piece = min_size(len - done, (size_t)1 << 24);
+        if (!EVP_EncryptUpdate(m->cctx, out + done, &outl, out + done,
+                               (int)piece)
+            || (size_t)outl != piece) {
+            m->failed = 1;
+            return;
+        }
+    }
+}
+
+/* K = X[0..32), N = X[32..44); the caller's block is wiped afterwards. */
+static void model_set_kn(struct model *m, unsigned char *x)
+{
+    memcpy(m->key, x, KEY_LEN);
+    memcpy(m->nonce, x + KEY_LEN, NONCE_LEN);
+    OPENSSL_cleanse(x, BLOCK_LEN);
+}
+
+static void model_absorb(struct model *m, const unsigned char *data,
+                         size_t len)
+{
+    unsigned char x[BLOCK_LEN];
+    size_t off, n, i;
+
+    if (len == 0)
+        return;
+    for (off = 0; off < len; off += n) {
+        n = min_size(len - off, CHUNK_LEN);
+        model_ks(m, 0, x, BLOCK_LEN);
+        for (i = 0; i < n; i++)
+            x[i] ^= data[off + i];
+        model_set_kn(m, x);
+    }
+    OPENSSL_cleanse(m->buf, sizeof(m->buf));
+    m->avail = 0;
+}
+
+static void model_refill(struct model *m)
+{
+    unsigned char x[REFILL_BLOCKS * BLOCK_LEN];
+
+    model_ks(m, 0, x, sizeof(x));
+    memcpy(m->buf, x + BLOCK_LEN, BUF_LEN);
+    model_set_kn(m, x);
+    OPENSSL_cleanse(x, sizeof(x));
+    m->avail = BUF_LEN;
+}
+
+/* Take |n| bytes from the buffer front; the caller checked n <= avail. */
+static void model_take(struct model *m, unsigned char *out, size_t n)
+{
+    unsigned char *front = m->buf + (BUF_LEN - m->avail);
+
+    memcpy(out, front, n);
+    OPENSSL_cleanse(front, n);
+    m->avail -= n;
+}
+
+/* The serving half of generate, after the reseed-or-absorb step. */
+static void model_serve(struct model *m, unsigned char *out, size_t n)
+{
+    size_t first = min_size(n, m->avail), r = n - first;
+
+    model_take(m, out, first);
+    out += first;
+    if (r == 0)
+        return;
+    if (r > BUF_LEN) {
+        unsigned char y[BLOCK_LEN];
+
+        /* Y = KS(K, N, 0, 1); blocks 1.. go straight out; rekey from Y */
+        model_ks(m, 0, y, BLOCK_LEN);
+        model_ks(m, 1, out, r);
+        model_set_kn(m, y);
+        return;
+    }
+    model_refill(m);
+    model_take(m, out, r);
+}
+
+/* absorb(ent || E || adin) as one absorb; E is the parent's 48 bytes. */
+static void model_reseed(struct model *m, const unsigned char *ent,
+                         size_t entlen, const unsigned char *adin,
+                         size_t adinlen)
+{
+    size_t len = entlen + SEED_LEN + adinlen;
+    unsigned char *cat = xmalloc(len);
+
+    if (entlen != 0)
+        memcpy(cat, ent, entlen);
+    memcpy(cat + entlen, m->seed, SEED_LEN);
+    if (adinlen != 0)
+        memcpy(cat + entlen + SEED_LEN, adin, adinlen);
+    model_absorb(m, cat, len);
+    OPENSSL_cleanse(cat, len);
+    free(cat);
+    m->calls = 0;
+    m->bytes = 0;
+    m->seeds++;
+}
+
+/* K = 0, N = 0, empty buffer, then absorb(E || pers). */
+static void model_instantiate(struct model *m, const unsigned char *pers,
+                              size_t perslen)
+{
+    size_t len = SEED_LEN + perslen;
+    unsigned char *cat = xmalloc(len);
+
+    memset(m->key, 0, sizeof(m->key));
+    memset(m->nonce, 0, sizeof(m->nonce));
+    OPENSSL_cleanse(m->buf, sizeof(m->buf));
+    m->avail = 0;
+    memcpy(cat, m->seed, SEED_LEN);
+    if (perslen != 0)
+        memcpy(cat + SEED_LEN, pers, perslen);
+    model_absorb(m, cat, len);
+    OPENSSL_cleanse(cat, len);
+    free(cat);
+    m->calls = 0;
+    m->bytes = 0;
+    m->seeds++;
+}
+
+/*
+ * One call of the provider's generate entry point (n <= max_request).  The
+ * reseed conditions are the ones a test here can reach: prediction
+ * resistance, the call limit and the 16 MiB mark.  The time interval (an
+ * hour by default) is never reached by a test run, and TEST-RAND has no
+ * reseed_counter for a child to follow.
+ */
+static void model_provider_generate(struct model *m, unsigned char *out,
+                                    size_t n, int pred_res,
+                                    const unsigned char *adin, size_t adinlen)
+{
+    int due = pred_res
+              || (m->reseed_requests != 0 && m->calls >= m->reseed_requests)
+              || m->bytes >= RESEED_BYTES;
+
+    if (due)
+        model_reseed(m, NULL, 0, adin, adinlen);
+    else
+        model_absorb(m, adin, adinlen);
+    model_serve(m, out, n);
+    m->calls++;
+    m->bytes += n;
+}
+
+/*
+ * EVP_RAND_generate as libcrypto's evp_rand_generate_locked() drives the
+ * provider: chunks of at most max_request, each handed the same additional
+ * input, prediction resistance passed with the first chunk only.  A
+ * zero-length request never reaches the provider at all.
+ */
+static void model_evp_generate(struct model *m, unsigned char *out, size_t n,
+                               int pred_res, const unsigned char *adin,
+                               size_t adinlen)
+{
+    size_t chunk;
+
+    for (; n > 0; n -= chunk, out += chunk) {
+        chunk = min_size(n, MAX_REQUEST);
+        model_provider_generate(m, out, chunk, pred_res, adin, adinlen);
+        pred_res = 0;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * The provider side: a TEST-RAND parent and a CHACHA20-DRBG child, with
+ * the model following along
+ * ------------------------------------------------------------------------ */
+
+struct rig {
+    EVP_RAND_CTX *parent, *drbg;
+    struct model m;
+    unsigned int counter0;  /* drbg reseed_counter right after instantiate */
+    unsigned int seeds0;    /* m.seeds at the same moment */
+};
+
+static int get_uint_param(EVP_RAND_CTX *ctx, const char *key,
+                          unsigned int *v)
+{
+    OSSL_PARAM p[2];
+
+    p[0] = OSSL_PARAM_construct_uint(key, v);
+    p[1] = OSSL_PARAM_construct_end();
+    return EVP_RAND_CTX_get_params(ctx, p) && OSSL_PARAM_modified(&p[0]);
+}
+
+static int set_uint_param(EVP_RAND_CTX *ctx, const char *key,
+                          unsigned int v)
+{
+    OSSL_PARAM p[2];
+
+    p[0] = OSSL_PARAM_construct_uint(key, &v);
+    p[1] = OSSL_PARAM_construct_end();
+    return EVP_RAND_CTX_set_params(ctx, p);
+}
+
+static void rig_free(struct rig *r)
+{
+    EVP_RAND_CTX_free(r->drbg);
+    EVP_RAND_CTX_free(r->parent);
+    model_free(&r->m);
+    memset(r, 0, sizeof(*r));
+}
+
+/*
+ * A parent handing out |seed| at every request and a child instantiated on
+ * it with |pers|; the model is instantiated the same way.  Returns 1, or 0
+ * after recording a failed test point labelled |what|.
+ */
+static int rig_new(struct rig *r, const unsigned char seed[SEED_LEN],
+                   const unsigned char *pers, size_t perslen,
+                   const char *what)
+{
+    OSSL_PARAM p[3];
+    unsigned int strength = STRENGTH;
+    const char *step;
+
+    memset(r, 0, sizeof(*r));
+    if (!model_init(&r->m, seed)) {
+        step = "model cipher context";
+        goto err;
+    }
+    step = "TEST-RAND parent";
+    r->parent = EVP_RAND_CTX_new(test_rand, NULL);
+    if (r->parent == NULL)
+        goto err;
+    p[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
+    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY,
+                                             r->m.seed, SEED_LEN);
+    p[2] = OSSL_PARAM_construct_end();
+    if (!EVP_RAND_CTX_set_params(r->parent, p)
+        || !EVP_RAND_instantiate(r->parent, STRENGTH, 0, NULL, 0, NULL))
+        goto err;
+    step = "CHACHA20-DRBG context";
+    r->drbg = EVP_RAND_CTX_new(drbg_rand, r->parent);
+    if (r->drbg == NULL)
+        goto err;
+    step = "CHACHA20-DRBG instantiate";
+    if (!EVP_RAND_instantiate(r->drbg, STRENGTH, 0, pers, perslen, NULL))
+        goto err;
+    step = "reseed_counter after instantiate";
+    if (!get_uint_param(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER,
+                        &r->counter0))
+        goto err;
+    model_instantiate(&r->m, pers, perslen);
+    r->seeds0 = r->m.seeds;
+    return 1;
+
+ err:
+    tu_ok(0, "%s: %s failed", what, step);
+    diag_errors();
+    rig_free(r);
+    return 0;
+}
+
+/*
+ * The provider's reseed_counter must have moved exactly as often as the
+ * model (re)seeded: this is what shows that a reseed happened at the call
+ * where the model did it, not merely that the bytes agree.
+ */
+static int rig_counter_ok(struct rig *r, const char *what)
+{
+    unsigned int c;
+
+    if (!get_uint_param(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER, &c)) {
+        tu_diag("%s: cannot read reseed_counter", what);
+        diag_errors();
+        return 0;
+    }
+    if (c - r->counter0 != r->m.seeds - r->seeds0) {
+        tu_diag("%s: reseed_counter moved by %u since instantiate, "
+                "the model reseeded %u times", what, c - r->counter0,
+                r->m.seeds - r->seeds0);
+        return 0;
+    }
+    return 1;
+}
+
+/* Report where |got| and |want| first differ; 1 if they are equal. */
+static int same_bytes(const unsigned char *got, const unsigned char *want,
+                      size_t n, const char *what)
+{
+    size_t i, from;
+
+    for (i = 0; i < n && got[i] == want[i]; i++)
+        continue;
+    if (i == n)
+        return 1;
+    tu_diag("%s: first differing byte at offset %zu of %zu "
+            "(provider %02x, model %02x)", what, i, n, got[i], want[i]);
+    from = i - i % 32;
+    tu_diag_hex("provider", got + from, min_size(64, n - from));
+    tu_diag_hex("model", want + from, min_size(64, n - from));
+    return 0;
+}
+
+/*
+ * One EVP_RAND_generate of |n| bytes on the provider and the same request
+ * on the model; compares the bytes and the reseed count.  Diagnoses and
+ * returns 0 on any difference.  |got| starts as a pattern the model cannot
+ * plausibly produce, so a call that writes nothing is caught.
+ */
+static int rig_generate(struct rig *r, size_t n, int pred_res,
+                        const unsigned char *adin, size_t adinlen,
+                        const char *what)
+{
+    unsigned char *got = xmalloc(n), *want = xmalloc(n);
+    int ok = 1;
+
+    memset(got, 0x5a, n);
+    memset(want, 0xa5, n);
+    if (!EVP_RAND_generate(r->drbg, got, n, STRENGTH, pred_res, adin,
+                           adinlen)) {
+        tu_diag("%s: EVP_RAND_generate(%zu) failed", what, n);
+        diag_errors();
+        ok = 0;
+    }
+    model_evp_generate(&r->m, want, n, pred_res, adin, adinlen);
+    if (r->m.failed) {
+        tu_diag("%s: the model's EVP ChaCha20 failed", what);
+        diag_errors();
+        ok = 0;
+    }
+    if (ok)
+        ok = same_bytes(got, want, n, what) && rig_counter_ok(r, what);
+    free(got);
+    free(want);
+    return ok;
+}
+
+/* EVP_RAND_reseed on the provider and the model; checks the count. */
+static int rig_reseed(struct rig *r, int pred_res, const unsigned char *ent,
+                      size_t entlen, const unsigned char *adin,
+                      size_t adinlen, const char *what)
+{
+    if (!EVP_RAND_reseed(r->drbg, pred_res, ent, entlen, adin, adinlen)) {
+        tu_diag("%s: EVP_RAND_reseed failed", what);
+        diag_errors();
+        return 0;
+    }
+    model_reseed(&r->m, ent, entlen, adin, adinlen);
+    return rig_counter_ok(r, what);
+}
+
+/* ------------------------------------------------------------------------
+ * The tests
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The model stands on EVP ChaCha20 and on our reading of its IV layout:
+ * check both against RFC 8439 section 2.3.2 (counter 1, nonce
+ * 000000090000004a00000000, key 00..1f), whose serialized block is below.
+ */
+static void test_model_cipher(void)
+{
+    static const char rfc_block[] =
+        "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e"
+        "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e";
+    unsigned char want[BLOCK_LEN], got[BLOCK_LEN];
+    struct model m;
+    int i, ok;
+
+    hex_fixed(rfc_block, want, sizeof(want));
+    if (!model_init(&m, want)) {
+        tu_ok(0, "model: EVP ChaCha20 gives RFC 8439 2.3.2 block");
+        return;
+    }
+    for (i = 0; i < KEY_LEN; i++)
+        m.key[i] = (unsigned char)i;
+    memset(m.nonce, 0, sizeof(m.nonce));
+    m.nonce[3] = 0x09;
+    m.nonce[7] = 0x4a;
+    model_ks(&m, 1, got, sizeof(got));
+    ok = !m.failed && memcmp(got, want, sizeof(got)) == 0;
+    if (!ok) {
+        diag_errors();
+        tu_diag_hex("got", got, sizeof(got));
+    }
+    tu_ok(ok, "model: EVP ChaCha20 gives RFC 8439 2.3.2 block");
+    model_free(&m);
+}
+
+/* The kernel in use and the fixed parameters the model depends on. */
+static void test_params(const unsigned char *seed)
+{
+    struct rig r;
+    char impl[64] = "";
+    size_t max_request = 0;
+    unsigned int u = 0;
+    const char *want = getenv("CHACHARNG_IMPL");
+    OSSL_PARAM p[3];
+    int ok;
+
+    if (!rig_new(&r, seed, NULL, 0, "params"))
+        return;
+    p[0] = OSSL_PARAM_construct_utf8_string("impl", impl, sizeof(impl));
+    p[1] = OSSL_PARAM_construct_size_t(OSSL_RAND_PARAM_MAX_REQUEST,
+                                       &max_request);
+    p[2] = OSSL_PARAM_construct_end();
+    ok = EVP_RAND_CTX_get_params(r.drbg, p);
+    if (!ok)
+        diag_errors();
+    if (want != NULL) {
+        /* proves the kernel under test is the one that produced the bytes */
+        tu_ok(ok && strcmp(impl, want) == 0,
+              "ctx param impl is \"%s\" (CHACHARNG_IMPL=%s)", impl, want);
+    } else {
+        tu_ok(ok && impl[0] != '\0', "ctx param impl is \"%s\"", impl);
+    }
+    tu_ok(ok && max_request == MAX_REQUEST,
+          "max_request is %zu (model splits at %zu)", max_request,
+          MAX_REQUEST);
+    /* read first: the order of evaluation of tu_ok's arguments is open */
+    ok = get_uint_param(r.drbg, OSSL_RAND_PARAM_STRENGTH, &u);
+    tu_ok(ok && u == STRENGTH, "strength is %u", u);
+    u = 0;
+    ok = get_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
+    tu_ok(ok && u == DEFAULT_RESEED_REQUESTS,
+          "default reseed_requests is %u", u);
+    tu_ok(EVP_RAND_get_state(r.drbg) == EVP_RAND_STATE_READY,
+          "state is ready after instantiate");
+    rig_free(&r);
+}
+
+/* Instantiate with personalization of lengths around the 44-byte chunk. */
+static void test_instantiate(const unsigned char *seed, const char *seedname)
+{
+    static const size_t lens[] = { 0, 1, 7, 43, 44, 45, 88, 100, 1000 };
+    unsigned char pers[1000];
+    char what[96];
+    struct rig r;
+    size_t i;
+
+    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        snprintf(what, sizeof(what), "instantiate seed %s, pers %zu bytes",
+                 seedname, lens[i]);
+        fill(pers, lens[i], (unsigned int)i + 3);
+        if (!rig_new(&r, seed, lens[i] != 0 ? pers : NULL, lens[i], what))
+            continue;
+        tu_ok(rig_generate(&r, 64, 0, NULL, 0, what)
+              && rig_generate(&r, 1000, 0, NULL, 0, what), "%s", what);
+        rig_free(&r);
+    }
+}
+
+/*
+ * The seed and the personalization must both reach the output: otherwise
+ * the comparisons above could agree on something that ignores its input.
+ */
+static void test_inputs_matter(const unsigned char *seed_a,
+                               const unsigned char *seed_b)
+{
+    unsigned char out[3][32], pers[44];
+    struct rig r;
+    int i, ok = 1;
+
+    fill(pers, sizeof(pers), 9);
+    for (i = 0; i < 3; i++) {
+        if (!rig_new(&r, i == 1 ? seed_b : seed_a, i == 2 ? pers : NULL,
+                     i == 2 ? sizeof(pers) : 0, "inputs matter"))
+            return;
+        if (!EVP_RAND_generate(r.drbg, out[i], sizeof(out[i]), STRENGTH, 0,
+                               NULL, 0)) {
+            diag_errors();
+            ok = 0;
+        }
+        rig_free(&r);
+    }
+    tu_ok(ok && memcmp(out[0], out[1], sizeof(out[0])) != 0
+          && memcmp(out[0], out[2], sizeof(out[0])) != 0,
+          "different seeds or personalization give different output");
+}
+
+/* Every request length 1..5000 in turn through one context. */
+static void test_all_lengths(const unsigned char *seed)
+{
+    char what[64];
+    struct rig r;
+    size_t n;
+    int ok = 1;
+
+    if (!rig_new(&r, seed, NULL, 0, "lengths 1..5000"))
+        return;
+    for (n = 1; n <= 5000 && ok; n++) {
+        snprintf(what, sizeof(what), "lengths 1..5000, request %zu", n);
+        ok = rig_generate(&r, n, 0, NULL, 0, what);
+    }
+    tu_ok(ok, "requests of every length 1..5000 in one context");
+    rig_free(&r);
+}
+
+/* First requests around the buffer and direct-path boundaries. */
+static void test_first_requests(const unsigned char *seed)
+{
+    static const size_t lens[] = {
+        1, 63, 64, 65, 959, 960, 961, 1023, 1024, 1025, 1919, 1920, 1921,
+        2000, 4096, 65536
+    };
+    char what[64];
+    struct rig r;
+    size_t i;
+
+    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        snprintf(what, sizeof(what), "first request %zu", lens[i]);
+        if (!rig_new(&r, seed, NULL, 0, what))
+            continue;
+        /* the follow-ups show the state left behind is right too */
+        tu_ok(rig_generate(&r, lens[i], 0, NULL, 0, what)
+              && rig_generate(&r, 1, 0, NULL, 0, what)
+              && rig_generate(&r, 3000, 0, NULL, 0, what),
+              "%s, then 1 and 3000", what);
+        rig_free(&r);
+    }
+}
+
+/* Additional input of assorted lengths, interleaved with plain requests. */
+static void test_adin(const unsigned char *seed)
+{
+    static const struct {
+        size_t n, adinlen;
+    } steps[] = {
+        { 10, 0 }, { 10, 5 }, { 100, 44 }, { 100, 45 }, { 1000, 100 },
+        { 0, 30 }, { 961, 1 }, { 5000, 200 }, { 30, 0 }, { 2, MAX_ADIN },
+        { 959, 43 }, { 1, 88 }, { 1921, 1000 }, { 64, 0 }
+    };
+    unsigned char *adin = xmalloc(MAX_ADIN), pers[20];
+    char what[80];
+    struct rig r;
+    size_t i;
+
+    fill(pers, sizeof(pers), 17);
+    if (!rig_new(&r, seed, pers, sizeof(pers), "additional input")) {
+        free(adin);
+        return;
+    }
+    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        snprintf(what, sizeof(what), "additional input step %zu: "
+                 "%zu bytes, adin %zu", i, steps[i].n, steps[i].adinlen);
+        fill(adin, steps[i].adinlen, (unsigned int)i + 40);
+        tu_ok(rig_generate(&r, steps[i].n, 0,
+                           steps[i].adinlen != 0 ? adin : NULL,
+                           steps[i].adinlen, what), "%s", what);
+    }
+    rig_free(&r);
+    free(adin);
+}
+
+/* Prediction resistance reseeds before serving, with or without adin. */
+static void test_pred_res(const unsigned char *seed)
+{
+    static const struct {
+        size_t n, adinlen;
+        int pr;
+    } steps[] = {
+        { 100, 0, 0 }, { 100, 0, 1 }, { 100, 60, 1 }, { 2000, 0, 0 },
+        { 5, 0, 1 }, { 961, 3, 1 }, { 7, 0, 0 }
+    };
+    unsigned char adin[60];
+    char what[96];
+    struct rig r;
+    size_t i;
+
+    if (!rig_new(&r, seed, NULL, 0, "prediction resistance"))
+        return;
+    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        snprintf(what, sizeof(what), "prediction resistance step %zu: "
+                 "%zu bytes, adin %zu, pred_res %d", i, steps[i].n,
+                 steps[i].adinlen, steps[i].pr);
+        fill(adin, steps[i].adinlen, (unsigned int)i + 60);
+        tu_ok(rig_generate(&r, steps[i].n, steps[i].pr,
+                           steps[i].adinlen != 0 ? adin : NULL,
+                           steps[i].adinlen, what), "%s", what);
+    }
+    /* four were asked for: the counter checks must have seen them */
+    tu_ok(r.m.seeds - r.seeds0 == 4 && rig_counter_ok(&r, "pred_res total"),
+          "prediction resistance reseeded 4 times");
+    rig_free(&r);
+}
+
+/* EVP_RAND_reseed with and without caller entropy and additional input. */
+static void test_explicit_reseed(const unsigned char *seed)
+{
+    static const struct {
+        size_t entlen, adinlen, n;
+        int pr;
+    } steps[] = {
+        { 0, 0, 100, 0 }, { 32, 0, 100, 0 }, { 0, 50, 961, 0 },
+        { 100, 7, 50, 1 }, { 44, 44, 2000, 0 }, { 1, 0, 1, 0 }
+    };
+    unsigned char ent[100], adin[50];
+    char what[96];
+    struct rig r;
+    size_t i;
+
+    if (!rig_new(&r, seed, NULL, 0, "explicit reseed"))
+        return;
+    /* leave part of a refill unread, which every reseed must discard */
+    if (!tu_ok(rig_generate(&r, 10, 0, NULL, 0, "explicit reseed"),
+               "explicit reseed: first request")) {
+        rig_free(&r);
+        return;
+    }
+    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        snprintf(what, sizeof(what), "explicit reseed step %zu: ent %zu, "
+                 "adin %zu, pred_res %d, then %zu bytes", i,
+                 steps[i].entlen, steps[i].adinlen, steps[i].pr,
+                 steps[i].n);
+        fill(ent, steps[i].entlen, (unsigned int)i + 80);
+        fill(adin, steps[i].adinlen, (unsigned int)i + 90);
+        tu_ok(rig_reseed(&r, steps[i].pr,
+                         steps[i].entlen != 0 ? ent : NULL, steps[i].entlen,
+                         steps[i].adinlen != 0 ? adin : NULL,
+                         steps[i].adinlen, what)
+              && rig_generate(&r, steps[i].n, 0, NULL, 0, what), "%s", what);
+    }
+    rig_free(&r);
+}
+
+/*
+ * reseed_requests = 3: three provider calls per seed, the fourth reseeds
+ * first.  Zero-length EVP requests never reach the provider, so they count
+ * for nothing; a 2.5 MiB request is three provider calls.
+ */
+static void test_reseed_requests(const unsigned char *seed)
+{
+    static const size_t lens[] = {
+        10, 0, 20, 30, 40, 0, 0, 50, 60, 70, 80, 2621440, 5, 6, 7, 8
+    };
+    /* calls: 10 20 30 | 40 50 60 | 70 80 1M | 1M 0.5M 5 | 6 7 8 */
+    const unsigned int want_reseeds = 4;
+    unsigned char adin[3] = { 1, 2, 3 };
+    unsigned int u = 0;
+    char what[80];
+    struct rig r;
+    size_t i;
+    int ok = 1;
+
+    if (!rig_new(&r, seed, NULL, 0, "reseed_requests"))
+        return;
+    ok = set_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, 3)
+         && get_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
+    tu_ok(ok && u == 3, "reseed_requests set to 3 reads back %u", u);
+    r.m.reseed_requests = 3;
+    ok = 1;
+    for (i = 0; i < sizeof(lens) / sizeof(lens[0]) && ok; i++) {
+        snprintf(what, sizeof(what), "reseed_requests=3 step %zu (%zu bytes)",
+                 i, lens[i]);
+        /* adin on odd steps: a reseed must absorb it once, after E */
+        ok = rig_generate(&r, lens[i], 0, i % 2 ? adin : NULL,
+                          i % 2 ? sizeof(adin) : 0, what);
+    }
+    tu_ok(ok, "reseed_requests=3: %zu requests match the model", i);
+    tu_ok(r.m.seeds - r.seeds0 == want_reseeds
+          && rig_counter_ok(&r, "reseed_requests total"),
+          "reseed_requests=3: reseed_counter advanced %u times",
+          want_reseeds);
+    rig_free(&r);
+}
+
+/*
+ * 16 MiB since the last seed, checked before each call: 16 calls of 1 MiB
+ * reach the mark exactly, so the 17th reseeds first.
+ */
+static void test_16mib(const unsigned char *seed)
+{
+    char what[64];
+    struct rig r;
+    int i, ok = 1;
+
+    if (!rig_new(&r, seed, NULL, 0, "16 MiB"))
+        return;
+    for (i = 1; i <= 17 && ok; i++) {
+        snprintf(what, sizeof(what), "16 MiB: call %d of 1 MiB", i);
+        ok = rig_generate(&r, MAX_REQUEST, 0, NULL, 0, what);
+        if (ok && i == 16 && r.m.seeds != r.seeds0) {
+            tu_diag("16 MiB: the model reseeded before call 17");
+            ok = 0;
+        }
+    }
+    tu_ok(ok && r.m.seeds - r.seeds0 == 1,
+          "17 calls of 1 MiB: the 17th reseeds first (16 MiB rule)");
+    rig_free(&r);
+}
+
+/*
+ * Requests above max_request are split by the EVP layer.  Seven 2.5 MiB
+ * requests with additional input cross the 16 MiB mark inside the seventh
+ * (after its first chunk), and a last one asks for prediction resistance,
+ * which only its first chunk carries.
+ */
+static void test_split(const unsigned char *seed)
+{
+    const size_t big = 2621440;
+    unsigned char adin[50];
+    char what[80];
+    struct rig r;
+    int i;
+
+    fill(adin, sizeof(adin), 123);
+    if (!rig_new(&r, seed, NULL, 0, "split")) {
+        return;
+    }
+    for (i = 1; i <= 8; i++) {
+        snprintf(what, sizeof(what), "2.5 MiB request %d with adin%s", i,
+                 i == 8 ? " and pred_res" : "");
+        tu_ok(rig_generate(&r, big, i == 8, adin, sizeof(adin), what),
+              "%s", what);
+    }
+    /* the 16 MiB reseed inside request 7 and the pred_res one in 8 */
+    tu_ok(r.m.seeds - r.seeds0 == 2 && rig_counter_ok(&r, "split total"),
+          "2.5 MiB requests reseeded twice");
+    rig_free(&r);
+
+    if (!rig_new(&r, seed, NULL, 0, "split, no adin"))
+        return;
+    tu_ok(rig_generate(&r, 7, 0, NULL, 0, "split, no adin")
+          && rig_generate(&r, big, 0, NULL, 0, "split, no adin")
+          && rig_generate(&r, 100, 0, NULL, 0, "split, no adin"),
+          "7 bytes, 2.5 MiB, 100 bytes without adin");
+    rig_free(&r);
+}
+
+/* ------------------------------------------------------------------------
+ * Pinned vectors (test/vectors/drbg_kat.txt)
+ * ------------------------------------------------------------------------ */
+
+struct kat {
+    unsigned int line;
+    char *name;
+    unsigned char *seed, *pers, *adin, *output;
+    size_t seedlen, perslen, adinlen, outputlen;
+    size_t *req;
+    size_t nreq;
+    int have_output, bad;
+};
+
+static void kat_clear(struct kat *k)
+{
+    free(k->name);
+    free(k->seed);
+    free(k->pers);
+    free(k->adin);
+    free(k->output);
+    free(k->req);
+    memset(k, 0, sizeof(*k));
+}
+
+static FILE *open_vectors(char *path, size_t pathlen)
+{
+    const char *env = getenv("CHACHARNG_TEST_VECTORS");
+    const char *srcdir = getenv("srcdir");
+    FILE *f;
+
+    if (env != NULL) {
+        /* told where they are: look nowhere else */
+        snprintf(path, pathlen, "%s/%s", env, VECTORS_FILE);
+        return fopen(path, "r");
+    }
+    snprintf(path, pathlen, "test/vectors/%s", VECTORS_FILE);
+    if ((f = fopen(path, "r")) != NULL || srcdir == NULL)
+        return f;
+    snprintf(path, pathlen, "%s/test/vectors/%s", srcdir, VECTORS_FILE);
+    return fopen(path, "r");
+}
+
+static int parse_requests(struct kat *k, const char *v)
+{
+    const char *s = v;
+    char *end;
+    unsigned long long n;
+
+    while (*s != '\0') {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (*s == '\0')
+            break;
+        if (*s < '0' || *s > '9')
+            return 0;
+        errno = 0;
+        n = strtoull(s, &end, 10);
+        if (errno != 0 || n > 64 * MAX_REQUEST)
+            return 0;
+        k->req = realloc(k->req, (k->nreq + 1) * sizeof(*k->req));
+        if (k->req == NULL)
+            return 0;
+        k->req[k->nreq++] = (size_t)n;
+        s = end;
+    }
+    return k->nreq > 0;
+}
+
+/* Apply one "key = value" line to |k|; 0 on an unknown key or bad value. */
+static int kat_set(struct kat *k, const char *key, const char *v)
+{
+    if (strcmp(key, "name") == 0) {
+        free(k->name);
+        k->name = strdup(v);
+        return k->name != NULL;
+    }
+    if (strcmp(key, "seed") == 0)
+        return hex_decode(v, &k->seed, &k->seedlen) && k->seedlen == SEED_LEN;
+    if (strcmp(key, "pers") == 0)
+        return hex_decode(v, &k->pers, &k->perslen);
+    if (strcmp(key, "adin") == 0)
+        return hex_decode(v, &k->adin, &k->adinlen);
+    if (strcmp(key, "requests") == 0)
+        return parse_requests(k, v);
+    if (strcmp(key, "output") == 0) {
+        k->have_output = 1;
+        return hex_decode(v, &k->output, &k->outputlen);
+    }
+    return 0;
+}
+
+/*
+ * Run one vector: the model must give the pinned bytes, and so must the
+ * provider.  A vector without an output line fails, printing the model's
+ * value (this is how the file's values were made).
+ */
+static void kat_run(struct kat *k)
+{
+    const char *name = k->name != NULL ? k->name : "(unnamed)";
+    unsigned char *got, *want;
+    size_t last, shown, longest = 0, i;
+    struct model m;
+    struct rig r;
+    int ok;
+
+    if (k->bad || k->seed == NULL || k->nreq == 0) {
+        tu_ok(0, "vector %s (line %u): malformed or incomplete", name,
+              k->line);
+        return;
+    }
+    last = k->req[k->nreq - 1];
+    shown = min_size(last, 64);
+    for (i = 0; i < k->nreq; i++)
+        longest = k->req[i] > longest ? k->req[i] : longest;
+
+    /* the model alone, from the file's inputs */
+    if (!model_init(&m, k->seed)) {
+        tu_ok(0, "vector %s: model", name);
+        return;
+    }
+    want = xmalloc(longest);
+    model_instantiate(&m, k->pers, k->perslen);
+    for (i = 0; i < k->nreq; i++)
+        model_evp_generate(&m, want, k->req[i], 0, k->adin, k->adinlen);
+    ok = !m.failed && k->have_output && k->outputlen == shown
+         && memcmp(want, k->output, shown) == 0;
+    if (!ok) {
+        tu_diag("vector %s: pinned output %s; the model gives:", name,
+                k->have_output ? "differs" : "missing");
+        tu_diag_hex("output", want, shown);
+    }
+    tu_ok(ok, "vector %s: model matches pinned output", name);
+    model_free(&m);
+
+    /* the provider, through the same path as every other test */
+    if (rig_new(&r, k->seed, k->pers, k->perslen, name)) {
+        got = xmalloc(longest);
+        ok = 1;
+        for (i = 0; i < k->nreq && ok; i++) {
+            if (!EVP_RAND_generate(r.drbg, got, k->req[i], STRENGTH, 0,
+                                   k->adin, k->adinlen)) {
+                diag_errors();
+                ok = 0;
+            }
+        }
+        ok = ok && k->have_output && k->outputlen == shown
+             && same_bytes(got, k->output, shown, name);
+        tu_ok(ok, "vector %s: provider matches pinned output", name);
+        free(got);
+        rig_free(&r);
+    }
+    free(want);
+}
+
+static char *trim(char *s)
+{
+    char *e;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'
+                     || e[-1] == '\r'))
+        *--e = '\0';
+    return s;
+}
+
+/*
+ * File format: "#" comments; a vector is a run of "key = value" lines
+ * (name, seed, pers, adin, requests, output) ended by a blank line or the
+ * end of the file.  See the file's own header for the meaning.
+ */
+static void test_vectors(void)
+{
+    static char empty[1];
+    char path[4096], *line = NULL, *s, *eq;
+    size_t cap = 0;
+    unsigned int lineno = 0, nvec = 0;
+    struct kat k;
+    FILE *f;
+
+    memset(&k, 0, sizeof(k));
+    f = open_vectors(path, sizeof(path));
+    if (!tu_ok(f != NULL, "vectors file %s opens", path))
+        return;
+    for (;;) {
+        int eof = getline(&line, &cap, f) < 0;
+
+        lineno++;
+        s = eof ? empty : trim(line);
+        if (s[0] == '#')
+            continue;
+        if (s[0] == '\0') {
+            if (k.line != 0) {
+                kat_run(&k);
+                nvec++;
+                kat_clear(&k);
+            }
+            if (eof)
+                break;
+            continue;
+        }
+        if (k.line == 0)
+            k.line = lineno;
+        eq = strchr(s, '=');
+        if (eq == NULL) {
+            k.bad = 1;
+            continue;
+        }
+        *eq = '\0';
+        if (!kat_set(&k, trim(s), trim(eq + 1))) {
+            tu_diag("%s:%u: bad line", path, lineno);
+            k.bad = 1;
+        }
+    }
+    free(line);
+    fclose(f);
+    tu_ok(nvec >= 6, "vectors file holds %u vectors", nvec);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void body(void)
+{
+    unsigned char seed_a[SEED_LEN], seed_b[SEED_LEN];
+
+    hex_fixed(seed_a_hex, seed_a, SEED_LEN);
+    hex_fixed(seed_b_hex, seed_b, SEED_LEN);
+
+    libctx = OSSL_LIB_CTX_new();
+    if (!tu_ok(libctx != NULL, "library context"))
+        return;
+    prov_default = OSSL_PROVIDER_load(libctx, "default");
+    prov_chacharng = OSSL_PROVIDER_load(libctx, "chacharng");
+    if (!tu_ok(prov_default != NULL && prov_chacharng != NULL,
+               "load providers default and chacharng")) {
+        diag_errors();
+        goto end;
+    }
+    chacha20 = EVP_CIPHER_fetch(libctx, "ChaCha20", "provider=default");
+    test_rand = EVP_RAND_fetch(libctx, "TEST-RAND", "provider=default");
+    drbg_rand = EVP_RAND_fetch(libctx, "CHACHA20-DRBG", "provider=chacharng");
+    if (!tu_ok(chacha20 != NULL && test_rand != NULL && drbg_rand != NULL,
+               "fetch ChaCha20, TEST-RAND and CHACHA20-DRBG")) {
+        diag_errors();
+        goto end;
+    }
+
+    test_model_cipher();
+    test_params(seed_a);
+    test_instantiate(seed_a, "A");
+    test_instantiate(seed_b, "B");
+    test_inputs_matter(seed_a, seed_b);
+    test_all_lengths(seed_a);
+    test_first_requests(seed_b);
+    test_adin(seed_a);
+    test_pred_res(seed_b);
+    test_explicit_reseed(seed_a);
+    test_reseed_requests(seed_b);
+    test_16mib(seed_a);
+    test_split(seed_b);
+    test_vectors();
+
+ end:
+    EVP_RAND_free(drbg_rand);
+    EVP_RAND_free(test_rand);
+    EVP_CIPHER_free(chacha20);
+    OSSL_PROVIDER_unload(prov_chacharng);
+    OSSL_PROVIDER_unload(prov_default);
+    OSSL_LIB_CTX_free(libctx);
+    drbg_rand = NULL;
+    test_rand = NULL;
+    chacha20 = NULL;
+    prov_chacharng = prov_default = NULL;
+    libctx = NULL;
+}
+
+int main(void)
+{
+    return tu_main_per_impl(body);
+}
