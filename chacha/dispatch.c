@@ -13,7 +13,7 @@
 
 static const struct chacha_impl impls[] = {
 #if CHACHARNG_HAVE_AVX512_ASM
-    { "avx512", CHACHA_CPU_AVX512, 16, chacharng_chacha_blocks_avx512 },
+    { "avx512", CHACHA_CPU_AVX512, 32, chacharng_chacha_blocks_avx512 },
 #endif
 #if CHACHARNG_HAVE_AVX2_ASM
     { "avx2", CHACHA_CPU_AVX2, 8, chacharng_chacha_blocks_avx2 },

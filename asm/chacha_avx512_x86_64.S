@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ChaCha20 keystream kernel for x86_64 with AVX-512F and AVX-512VL
+ * (RFC 8439 section 2.3: 20 rounds, 64-byte blocks, little-endian words).
+ *
+ * void chacharng_chacha_blocks_avx512(uint8_t *out,          rdi
+ *                                     const uint32_t st[16], rsi
+ *                                     size_t nblocks);       rdx
+ *
+ * Writes nblocks * 64 bytes of keystream to out (any alignment) for block
+ * counters st[12], st[12] + 1, ... modulo 2^32; st[13] never receives a
+ * carry.  Reads only st[0..15] and the constant table below, writes only
+ * out[0 .. nblocks * 64).
+ *
+ * Clobbers: rax, rdx, rdi, r8, flags, zmm0-zmm31 (all returned zeroed).
+ * No callee-saved register is touched and rsp never moves, so the only CFI
+ * is the entry frame.  Stack use: the 32-block path parks two vector
+ * registers of keystream in the 128-byte red zone below rsp (allowed in a
+ * leaf function by the SysV ABI); those 128 bytes are overwritten with
+ * zeros before returning.
+ *
+ * Layout: "vertical" -- vector register i holds state word i of N
+ * independent blocks, so a quarter round is plain lane-wise arithmetic and
+ * each rotate is one vprold.  After the rounds and the feed-forward, a
+ * 16x16 word transpose (unpack dwords, unpack qwords, then two
+ * vshufi32x4 steps across 128-bit lanes) turns columns into blocks.
+ *
+ *   - 32 blocks per iteration: two independent 16-block states in zmm0-15
+ *     and zmm16-31, so the dependent chains of one state hide the latency
+ *     of the other's; a final 17..31 blocks also run one such batch;
+ *   - 9..16 blocks: one 16-block batch in zmm registers;
+ *   - 5..8 blocks: one 8-block batch in ymm registers;
+ *   - 1..4 blocks: one 4-block batch in xmm registers.
+ * A partial batch stores only the blocks asked for.  Blocks are never
+ * split, so no masked stores are needed: surplus blocks are not written.
+ * Counters are per-lane 32-bit additions, which wrap modulo 2^32 without
+ * carrying into word 13.
+ *
+ * On exit every vector register that held key or keystream is zeroed
+ * (vpxord on zmm16-31, then vzeroall for zmm0-15, which also serves as the
+ * vzeroupper the ABI expects) and the red-zone scratch is wiped.  Opmask
+ * registers are not used.
+ */
+#include "asm_common.h"
+
+#if defined(__x86_64__) && defined(__ELF__)
+
+        .section .rodata
+        .p2align 6
+/* Lane offsets added to the broadcast counter: block k of a batch uses
+ * counter st[12] + k.  vpaddd wraps modulo 2^32 per lane, which is exactly
+ * the required no-carry behaviour. */
+.Liota:
+        .long 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+        .long 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+
+        .text
+
+/*
+ * x += y, four times, on register numbers of width w.  {evex} keeps the
+ * xmm/ymm forms of vpaddd and vpbroadcastd on their AVX-512VL encoding, so
+ * the kernel needs exactly the F+VL features the dispatcher checks, not
+ * AVX2 as well (only vzeroall is VEX-encoded).
+ */
+.macro ADD4 w, x0, y0, x1, y1, x2, y2, x3, y3
+        {evex} vpaddd %\w\()mm\y0, %\w\()mm\x0, %\w\()mm\x0
+        {evex} vpaddd %\w\()mm\y1, %\w\()mm\x1, %\w\()mm\x1
+        {evex} vpaddd %\w\()mm\y2, %\w\()mm\x2, %\w\()mm\x2
+        {evex} vpaddd %\w\()mm\y3, %\w\()mm\x3, %\w\()mm\x3
+.endm
+
+/* x ^= y, four times. */
+.macro XOR4 w, x0, y0, x1, y1, x2, y2, x3, y3
+        vpxord  %\w\()mm\y0, %\w\()mm\x0, %\w\()mm\x0
+        vpxord  %\w\()mm\y1, %\w\()mm\x1, %\w\()mm\x1
+        vpxord  %\w\()mm\y2, %\w\()mm\x2, %\w\()mm\x2
+        vpxord  %\w\()mm\y3, %\w\()mm\x3, %\w\()mm\x3
+.endm
+
+/* x = rotl32(x, n), four times. */
+.macro ROT4 w, n, x0, x1, x2, x3
+        vprold  $\n, %\w\()mm\x0, %\w\()mm\x0
+        vprold  $\n, %\w\()mm\x1, %\w\()mm\x1
+        vprold  $\n, %\w\()mm\x2, %\w\()mm\x2
+        vprold  $\n, %\w\()mm\x3, %\w\()mm\x3
+.endm
+
+/*
+ * Four independent quarter rounds (RFC 8439 section 2.1), interleaved step
+ * by step so that each dependent instruction has three others to hide its
+ * latency behind.
+ */
+.macro QR4 w, a0,b0,c0,d0, a1,b1,c1,d1, a2,b2,c2,d2, a3,b3,c3,d3
+        ADD4    \w, \a0,\b0, \a1,\b1, \a2,\b2, \a3,\b3
+        XOR4    \w, \d0,\a0, \d1,\a1, \d2,\a2, \d3,\a3
+        ROT4    \w, 16, \d0, \d1, \d2, \d3
+        ADD4    \w, \c0,\d0, \c1,\d1, \c2,\d2, \c3,\d3
+        XOR4    \w, \b0,\c0, \b1,\c1, \b2,\c2, \b3,\c3
+        ROT4    \w, 12, \b0, \b1, \b2, \b3
+        ADD4    \w, \a0,\b0, \a1,\b1, \a2,\b2, \a3,\b3
+        XOR4    \w, \d0,\a0, \d1,\a1, \d2,\a2, \d3,\a3
+        ROT4    \w, 8, \d0, \d1, \d2, \d3
+        ADD4    \w, \c0,\d0, \c1,\d1, \c2,\d2, \c3,\d3
+        XOR4    \w, \b0,\c0, \b1,\c1, \b2,\c2, \b3,\c3
+        ROT4    \w, 7, \b0, \b1, \b2, \b3
+.endm
+
+/* One column round and one diagonal round (RFC 8439 section 2.3). */
+.macro DROUND w
+        QR4     \w, 0,4,8,12, 1,5,9,13, 2,6,10,14, 3,7,11,15
+        QR4     \w, 0,5,10,15, 1,6,11,12, 2,7,8,13, 3,4,9,14
+.endm
+
+/* Register r = st[i] in every lane; r += st[i] in every lane. */
+.macro BCAST w, i, r
+        {evex} vpbroadcastd 4*\i(%rsi), %\w\()mm\r
+.endm
+
+.macro FFW w, bc, i, r
+        vpaddd 4*\i(%rsi){1to\bc}, %\w\()mm\r, %\w\()mm\r
+.endm
+
+/*
+ * Load the state into registers 0..15, one word per register, with lane
+ * k's counter set to r8d + k.  Broadcasts come straight from st[] each
+ * batch: a load port is idle here, while keeping copies in registers would
+ * take the registers the transpose needs.
+ */
+.macro LOADSTATE w
+        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,13,14,15
+        BCAST   \w, \i, \i
+        .endr
+        vpbroadcastd %r8d, %\w\()mm12
+        {evex} vpaddd .Liota(%rip), %\w\()mm12, %\w\()mm12
+.endm
+
+/* The second 16 blocks of a 32-block batch, in zmm16-31, counters
+ * r8d + 16 .. r8d + 31. */
+.macro LOADSTATE_HI
+        BCAST   z, 0, 16
+        BCAST   z, 1, 17
+        BCAST   z, 2, 18
+        BCAST   z, 3, 19
+        BCAST   z, 4, 20
+        BCAST   z, 5, 21
+        BCAST   z, 6, 22
+        BCAST   z, 7, 23
+        BCAST   z, 8, 24
+        BCAST   z, 9, 25
+        BCAST   z, 10, 26
+        BCAST   z, 11, 27
+        BCAST   z, 13, 29
+        BCAST   z, 14, 30
+        BCAST   z, 15, 31
+        vpbroadcastd %r8d, %zmm28
+        vpaddd .Liota+64(%rip), %zmm28, %zmm28
+.endm
+
+.macro FEEDFWD_HI
+        FFW     z, 16, 0, 16
+        FFW     z, 16, 1, 17
+        FFW     z, 16, 2, 18
+        FFW     z, 16, 3, 19
+        FFW     z, 16, 4, 20
+        FFW     z, 16, 5, 21
+        FFW     z, 16, 6, 22
+        FFW     z, 16, 7, 23
+        FFW     z, 16, 8, 24
+        FFW     z, 16, 9, 25
+        FFW     z, 16, 10, 26
+        FFW     z, 16, 11, 27
+        FFW     z, 16, 13, 29
+        FFW     z, 16, 14, 30
+        FFW     z, 16, 15, 31
+.endm
+
+/* The 20 rounds; eax counts double rounds. */
+.macro ROUNDS w
+        movl    $10, %eax
+        .p2align 4
+1:
+        DROUND  \w
+        decl    %eax
+        jnz     1b
+.endm
+
+/*
+ * 20 rounds on two independent 16-block states, zmm0-15 and zmm16-31.
+ * Within one state a round is four dependency chains of twelve
+ * instructions; where vector integer operations take two cycles, one state
+ * leaves half the vector pipes idle, and the second state fills them.
+ * Alternating whole half-rounds measured faster than interleaving the two
+ * states instruction by instruction.
+ */
+.macro ROUNDS32
+        movl    $10, %eax
+        .p2align 4
+1:
+        QR4     z, 0,4,8,12, 1,5,9,13, 2,6,10,14, 3,7,11,15
+        QR4     z, 16,20,24,28, 17,21,25,29, 18,22,26,30, 19,23,27,31
+        QR4     z, 0,5,10,15, 1,6,11,12, 2,7,8,13, 3,4,9,14
+        QR4     z, 16,21,26,31, 17,22,27,28, 18,23,24,29, 19,20,25,30
+        decl    %eax
+        jnz     1b
+.endm
+
+/*
+ * Feed-forward: add the input state back.  The embedded broadcast reads
+ * st[i] directly; the counter vector is rebuilt in register 16, which the
+ * rounds leave free.
+ */
+.macro FEEDFWD w, bc
+        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,13,14,15
+        FFW     \w, \bc, \i, \i
+        .endr
+        vpbroadcastd %r8d, %\w\()mm16
+        {evex} vpaddd .Liota(%rip), %\w\()mm16, %\w\()mm16
+        {evex} vpaddd %\w\()mm16, %\w\()mm12, %\w\()mm12
+.endm
+
+/*
+ * First two transpose steps for words x0..x3 (one group of four state
+ * words), using t0..t3 as temporaries.  Afterwards register xj holds, in
+ * each 128-bit lane L, the four words of block 4L + j, in order.  This is
+ * already the full transpose for 4 blocks.
+ */
+.macro UNPACK4 w, x0, x1, x2, x3, t0, t1, t2, t3
+        vpunpckldq  %\w\()mm\x1, %\w\()mm\x0, %\w\()mm\t0
+        vpunpckhdq  %\w\()mm\x1, %\w\()mm\x0, %\w\()mm\t1
+        vpunpckldq  %\w\()mm\x3, %\w\()mm\x2, %\w\()mm\t2
+        vpunpckhdq  %\w\()mm\x3, %\w\()mm\x2, %\w\()mm\t3
+        vpunpcklqdq %\w\()mm\t2, %\w\()mm\t0, %\w\()mm\x0
+        vpunpckhqdq %\w\()mm\t2, %\w\()mm\t0, %\w\()mm\x1
+        vpunpcklqdq %\w\()mm\t3, %\w\()mm\t1, %\w\()mm\x2
+        vpunpckhqdq %\w\()mm\t3, %\w\()mm\t1, %\w\()mm\x3
+.endm
+
+.macro UNPACK16 w
+        UNPACK4 \w, 0, 1, 2, 3, 16, 17, 18, 19
+        UNPACK4 \w, 4, 5, 6, 7, 20, 21, 22, 23
+        UNPACK4 \w, 8, 9, 10, 11, 24, 25, 26, 27
+        UNPACK4 \w, 12, 13, 14, 15, 28, 29, 30, 31
+.endm
+
+/*
+ * zmm: after UNPACK16, register 4g + j holds words 4g..4g+3 of block
+ * 4L + j in lane L.  Block 4L + j is lane L of registers j, 4+j, 8+j,
+ * 12+j: a 4x4 transpose of 128-bit lanes, done with two vshufi32x4 steps.
+ * Results land back in the source registers: block 4L + j in zmm(4L + j).
+ */
+.macro LANES4 u0, u1, u2, u3, v0, v1, v2, v3
+        vshufi32x4 $0x44, %zmm\u1, %zmm\u0, %zmm\v0  /* u0.L0 u0.L1 u1.L0 u1.L1 */
+        vshufi32x4 $0xee, %zmm\u1, %zmm\u0, %zmm\v1  /* u0.L2 u0.L3 u1.L2 u1.L3 */
+        vshufi32x4 $0x44, %zmm\u3, %zmm\u2, %zmm\v2
+        vshufi32x4 $0xee, %zmm\u3, %zmm\u2, %zmm\v3
+        vshufi32x4 $0x88, %zmm\v2, %zmm\v0, %zmm\u0  /* lane 0 of u0..u3 */
+        vshufi32x4 $0xdd, %zmm\v2, %zmm\v0, %zmm\u1  /* lane 1 */
+        vshufi32x4 $0x88, %zmm\v3, %zmm\v1, %zmm\u2  /* lane 2 */
+        vshufi32x4 $0xdd, %zmm\v3, %zmm\v1, %zmm\u3  /* lane 3 */
+.endm
+
+.macro LANES16
+        LANES4  0, 4, 8, 12, 16, 17, 18, 19
+        LANES4  1, 5, 9, 13, 20, 21, 22, 23
+        LANES4  2, 6, 10, 14, 24, 25, 26, 27
+        LANES4  3, 7, 11, 15, 28, 29, 30, 31
+.endm
+
+/*
+ * The same two transpose stages with only two temporaries p and q, for the
+ * 32-block batch where the other 30 registers are all live.  Each pair of
+ * results is written over inputs whose last use has just passed; the
+ * result of block 4L + j lands in register
+ *   j = 0: x2,  j = 1: x3,  j = 2: x0,  j = 3: x1.
+ */
+.macro UNPACK4_2T x0, x1, x2, x3, p, q
+        vpunpckldq  %zmm\x1, %zmm\x0, %zmm\p
+        vpunpckhdq  %zmm\x1, %zmm\x0, %zmm\q
+        vpunpckldq  %zmm\x3, %zmm\x2, %zmm\x0
+        vpunpckhdq  %zmm\x3, %zmm\x2, %zmm\x1
+        vpunpcklqdq %zmm\x0, %zmm\p, %zmm\x2
+        vpunpckhqdq %zmm\x0, %zmm\p, %zmm\x3
+        vpunpcklqdq %zmm\x1, %zmm\q, %zmm\x0
+        vpunpckhqdq %zmm\x1, %zmm\q, %zmm\x1
+.endm
+
+/* Lane transpose of u0..u3 (word groups 0..3 of blocks 4L + j) with two
+ * temporaries, storing blocks j, 4+j, 8+j, 12+j as soon as they exist. */
+.macro LANES4_2T j, u0, u1, u2, u3, p, q
+        vshufi32x4 $0x44, %zmm\u1, %zmm\u0, %zmm\p
+        vshufi32x4 $0xee, %zmm\u1, %zmm\u0, %zmm\q
+        vshufi32x4 $0x44, %zmm\u3, %zmm\u2, %zmm\u0
+        vshufi32x4 $0xee, %zmm\u3, %zmm\u2, %zmm\u1
+        vshufi32x4 $0x88, %zmm\u0, %zmm\p, %zmm\u2
+        vshufi32x4 $0xdd, %zmm\u0, %zmm\p, %zmm\u3
+        vshufi32x4 $0x88, %zmm\u1, %zmm\q, %zmm\u0
+        vshufi32x4 $0xdd, %zmm\u1, %zmm\q, %zmm\u1
+        vmovdqu32 %zmm\u2, 64*\j(%rdi)
+        vmovdqu32 %zmm\u3, 64*(4+\j)(%rdi)
+        vmovdqu32 %zmm\u0, 64*(8+\j)(%rdi)
+        vmovdqu32 %zmm\u1, 64*(12+\j)(%rdi)
+.endm
+
+/*
+ * ymm: block 4L + j is lane L of registers j, 4+j (words 0..7) and 8+j,
+ * 12+j (words 8..15).  Block b goes to ymm(16 + 2b) and ymm(17 + 2b).
+ */
+.macro HALVES2 j, b0lo, b0hi, b1lo, b1hi, j4, j8, j12
+        vshufi32x4 $0, %ymm\j4, %ymm\j, %ymm\b0lo
+        vshufi32x4 $0, %ymm\j12, %ymm\j8, %ymm\b0hi
+        vshufi32x4 $3, %ymm\j4, %ymm\j, %ymm\b1lo
+        vshufi32x4 $3, %ymm\j12, %ymm\j8, %ymm\b1hi
+.endm
+
+.macro HALVES8
+        HALVES2 0, 16, 17, 24, 25, 4, 8, 12
+        HALVES2 1, 18, 19, 26, 27, 5, 9, 13
+        HALVES2 2, 20, 21, 28, 29, 6, 10, 14
+        HALVES2 3, 22, 23, 30, 31, 7, 11, 15
+.endm
+
+/* Store one block from its register(s). */
+.macro STORE_Z b
+        vmovdqu32 %zmm\b, 64*\b(%rdi)
+.endm
+
+.macro STORE_Y b, lo, hi
+        vmovdqu32 %ymm\lo, 64*\b(%rdi)
+        vmovdqu32 %ymm\hi, 64*\b+32(%rdi)
+.endm
+
+/* xmm: block j is registers j, 4+j, 8+j, 12+j. */
+.macro STORE_X b, r0, r1, r2, r3
+        vmovdqu32 %xmm\r0, 64*\b(%rdi)
+        vmovdqu32 %xmm\r1, 64*\b+16(%rdi)
+        vmovdqu32 %xmm\r2, 64*\b+32(%rdi)
+        vmovdqu32 %xmm\r3, 64*\b+48(%rdi)
+.endm
+
+/* Leave for label \done unless more than \b blocks were asked for. */
+.macro NEED b, done
+        cmpq    $\b, %rdx
+        jbe     \done
+.endm
+
+        .p2align 6
+FUNC_BEGIN(chacharng_chacha_blocks_avx512)
+        LANDING_PAD
+        testq   %rdx, %rdx
+        jz      .Lnothing               /* no vector register touched yet */
+        movl    48(%rsi), %r8d          /* st[12]: counter of the next batch */
+        cmpq    $16, %rdx
+        jbe     .Ltail
+
+        /*
+         * 32 blocks per iteration; also serves a final 17..31 blocks, whose
+         * surplus blocks are simply not stored.  rdx >= 17 here.
+         */
+        .p2align 5
+.Lloop32:
+        LOADSTATE z
+        LOADSTATE_HI
+        ROUNDS32
+
+        /*
+         * All 32 registers are live.  Finish the upper state's feed-forward
+         * and park two of its registers (keystream now) in the red zone to
+         * get temporaries; the lower state is then transposed and stored
+         * with those two alone.
+         */
+        FEEDFWD_HI
+        vmovdqu64 %zmm30, -64(%rsp)
+        vmovdqu64 %zmm31, -128(%rsp)
+        vpbroadcastd %r8d, %zmm31
+        vpaddd .Liota(%rip), %zmm31, %zmm30
+        vpaddd .Liota+64(%rip), %zmm31, %zmm31
+        vpaddd %zmm30, %zmm12, %zmm12
+        vpaddd %zmm31, %zmm28, %zmm28
+        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,13,14,15
+        FFW     z, 16, \i, \i
+        .endr
+
+        UNPACK4_2T 0, 1, 2, 3, 30, 31
+        UNPACK4_2T 4, 5, 6, 7, 30, 31
+        UNPACK4_2T 8, 9, 10, 11, 30, 31
+        UNPACK4_2T 12, 13, 14, 15, 30, 31
+        LANES4_2T 0, 2, 6, 10, 14, 30, 31
+        LANES4_2T 1, 3, 7, 11, 15, 30, 31
+        LANES4_2T 2, 0, 4, 8, 12, 30, 31
+        LANES4_2T 3, 1, 5, 9, 13, 30, 31
+
+        /* Upper state: zmm0-15 are free now; block 16 + b ends in
+         * zmm(16 + b). */
+        vmovdqu64 -64(%rsp), %zmm30
+        vmovdqu64 -128(%rsp), %zmm31
+        UNPACK4 z, 16, 17, 18, 19, 0, 1, 2, 3
+        UNPACK4 z, 20, 21, 22, 23, 4, 5, 6, 7
+        UNPACK4 z, 24, 25, 26, 27, 8, 9, 10, 11
+        UNPACK4 z, 28, 29, 30, 31, 12, 13, 14, 15
+        LANES4  16, 20, 24, 28, 0, 1, 2, 3
+        LANES4  17, 21, 25, 29, 4, 5, 6, 7
+        LANES4  18, 22, 26, 30, 8, 9, 10, 11
+        LANES4  19, 23, 27, 31, 12, 13, 14, 15
+        STORE_Z 16
+        .irp    b, 17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+        NEED    \b, .Ldone
+        STORE_Z \b
+        .endr
+
+        cmpq    $32, %rdx
+        jbe     .Ldone
+        addq    $2048, %rdi
+        addl    $32, %r8d               /* wraps modulo 2^32, as required */
+        subq    $32, %rdx
+        cmpq    $16, %rdx
+        ja      .Lloop32
+
+.Ltail:
+        cmpq    $8, %rdx
+        ja      .Ltail16
+        cmpq    $4, %rdx
+        ja      .Ltail8
+
+        /* 1..4 blocks: one xmm batch of four. */
+        LOADSTATE x
+        ROUNDS  x
+        FEEDFWD x, 4
+        UNPACK16 x
+        STORE_X 0, 0, 4, 8, 12
+        NEED    1, .Ldone
+        STORE_X 1, 1, 5, 9, 13
+        NEED    2, .Ldone
+        STORE_X 2, 2, 6, 10, 14
+        NEED    3, .Ldone
+        STORE_X 3, 3, 7, 11, 15
+        jmp     .Ldone
+
+        /* 5..8 blocks: one ymm batch of eight. */
+.Ltail8:
+        LOADSTATE y
+        ROUNDS  y
+        FEEDFWD y, 8
+        UNPACK16 y
+        HALVES8
+        STORE_Y 0, 16, 17
+        STORE_Y 1, 18, 19
+        STORE_Y 2, 20, 21
+        STORE_Y 3, 22, 23
+        STORE_Y 4, 24, 25
+        NEED    5, .Ldone
+        STORE_Y 5, 26, 27
+        NEED    6, .Ldone
+        STORE_Y 6, 28, 29
+        NEED    7, .Ldone
+        STORE_Y 7, 30, 31
+        jmp     .Ldone
+
+        /* 9..16 blocks: one zmm batch of sixteen. */
+.Ltail16:
+        LOADSTATE z
+        ROUNDS  z
+        FEEDFWD z, 16
+        UNPACK16 z
+        LANES16
+        .irp    b, 0,1,2,3,4,5,6,7,8
+        STORE_Z \b
+        .endr
+        .irp    b, 9,10,11,12,13,14,15
+        NEED    \b, .Ldone
+        STORE_Z \b
+        .endr
+
+.Ldone:
+        /* zmm0-31 held key words and keystream: zero them all.  An xmm
+         * write zeroes the whole zmm register; vzeroall covers zmm0-15 and
+         * leaves the upper state clean like vzeroupper.  The red zone may
+         * hold two registers of keystream from the 32-block path. */
+        .irp    i, 16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+        vpxord  %xmm\i, %xmm\i, %xmm\i
+        .endr
+        vmovdqu64 %zmm16, -64(%rsp)
+        vmovdqu64 %zmm16, -128(%rsp)
+        vzeroall
+.Lnothing:
+        ret
+FUNC_END(chacharng_chacha_blocks_avx512)
+
+#endif
