@@ -84,6 +84,25 @@ if [ -z "$quick" ]; then
     check "make distcheck" make -j"$jobs" distcheck \
         DISTCHECK_CONFIGURE_FLAGS=--enable-werror
 
+    # --- other configurations and architectures, from the tarball --------
+    note "variant builds, aarch64 (qemu), s390x big-endian (qemu)"
+    results_dir=$(mktemp -d)
+    rm -f chacharng-*.tar.xz
+    if make dist >/dev/null && tarball=$(ls chacharng-*.tar.xz); then
+        bash .ci/cross.sh "$tarball" "$results_dir" variants aarch64 s390x
+        for r in disable-asm disable-avx512 disable-avx512-avx2 \
+                 disable-all-isas aarch64 s390x; do
+            if [ -f "$results_dir/$r.skip" ]; then
+                skip "$r" "$(cat "$results_dir/$r.skip")"
+            else
+                count_log "$r" "$results_dir/$r.log"
+            fi
+        done
+    else
+        check "make dist" false
+    fi
+    rm -rf "$results_dir"
+
     # --- shell scripts -----------------------------------------------------
     if command -v shellcheck >/dev/null; then
         check "shellcheck" shellcheck .ci/run .ci/*.sh test/*.sh
