@@ -1,0 +1,1126 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Single-thread throughput of CHACHA20-DRBG, once per ChaCha20 kernel, next
+ * to what an application could use instead: OpenSSL's CTR-DRBG, RAND_bytes
+ * with and without chacharng configured, getrandom(2), and OpenSSL's bare
+ * ChaCha20 keystream.  Then each kernel called directly.  MB/s (10^6 bytes
+ * per second), the median of several fixed-time runs.  This is not a test:
+ * the project's speed targets are printed for information only and the exit
+ * status does not depend on them.
+ */
+#define _GNU_SOURCE /* syscall(), SYS_getrandom */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <openssl/provider.h>
+#include <openssl/rand.h>
+
+#include "chacha.h"
+
+#define DRBG_STRENGTH 256
+#define MAX_COLUMNS 16
+#define MAX_LEN ((size_t)1 << 20)
+#define ENV_CONF "CHACHARNG_BENCH_CONF"
+
+/*
+ * A batch of calls between two clock reads lasts at least this long, so
+ * that reading the clock (a vDSO call, or a system call on some virtual
+ * machines) costs well under 0.1% of the measured time.
+ */
+#define BATCH_SECS 0.001
+
+/* Timed runs per cell and their length: normal, then for -q. */
+#define RUNS_FULL 5
+#define SECS_FULL 0.15
+#define RUNS_QUICK 3
+#define SECS_QUICK 0.04
+#define MAX_RUNS RUNS_FULL
+
+static int opt_runs = RUNS_FULL;
+static double opt_secs = SECS_FULL;
+
+/* Every call's output feeds this, so no call can be optimised away. */
+static volatile unsigned char sink;
+
+/* EVP ChaCha20 encrypts this, so its output is the bare keystream. */
+static unsigned char *zeros;
+
+static const struct row {
+    const char *label;
+    size_t len;
+} rows[] = {
+    { "word", 4 },       { "buf(16)", 16 },   { "buf(32)", 32 },
+    { "buf(48)", 48 },   { "buf(64)", 64 },   { "buf(80)", 80 },
+    { "buf(96)", 96 },   { "buf(112)", 112 }, { "buf(128)", 128 },
+    { "1 KiB", 1024 },   { "64 KiB", 65536 }, { "1 MiB", MAX_LEN },
+};
+
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+/* Write |len| bytes to |buf|.  Returns 1 on success, 0 on failure. */
+typedef int bench_fn(void *arg, unsigned char *buf, size_t len);
+
+struct column {
+    char title[16];       /* column heading and its name for -c */
+    bench_fn *fn;
+    int (*rewind)(void *arg); /* if set, called before each row */
+    void *arg;
+    char why[512];        /* set when the column cannot run: the reason */
+    double mbps[NROWS];   /* median MB/s per row */
+};
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PRINTF_LIKE(f, a)
+#endif
+
+static void die(const char *fmt, ...) PRINTF_LIKE(1, 2);
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+
+    fflush(stdout);
+    fputs("bench: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    ERR_print_errors_fp(stderr);
+    exit(EXIT_FAILURE);
+}
+
+/*
+ * Put the oldest queued OpenSSL error (with its data) into |buf| and clear
+ * the queue: the oldest one names the cause, later ones the callers.
+ */
+static void take_error(char *buf, size_t n)
+{
+    const char *data = NULL;
+    unsigned long e;
+    int flags = 0;
+
+    e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags);
+    if (e == 0) {
+        snprintf(buf, n, "no error reported");
+        return;
+    }
+    ERR_error_string_n(e, buf, n);
+    if (data != NULL && (flags & ERR_TXT_STRING) != 0 && *data != '\0') {
+        size_t used = strlen(buf);
+
+        snprintf(buf + used, n - used, " (%s)", data);
+    }
+    ERR_clear_error();
+}
+
+static double now_secs(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        die("clock_gettime(CLOCK_MONOTONIC): %s", strerror(errno));
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * The time stamp counter gives "ticks per byte".  It runs at a fixed rate,
+ * not at the core clock, so it equals cycles per byte only when the core
+ * runs at the TSC rate; it is shown only when the CPU says the rate is
+ * constant and the counter keeps running in idle states.
+ */
+#if defined(__x86_64__)
+static uint64_t read_tsc(void)
+{
+    uint32_t lo, hi;
+
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+#else
+static uint64_t read_tsc(void)
+{
+    return 0;
+}
+#endif
+
+static int tsc_usable;
+
+/* The text after "|key<spaces>: " in the first matching /proc/cpuinfo line. */
+static int cpuinfo_field(const char *key, char *out, size_t n)
+{
+    char line[4096];
+    size_t klen = strlen(key);
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    int found = 0;
+
+    if (f == NULL)
+        return 0;
+    while (!found && fgets(line, sizeof(line), f) != NULL) {
+        char *p = line + klen;
+
+        if (strncmp(line, key, klen) != 0 || (*p != ' ' && *p != '\t'
+                                              && *p != ':'))
+            continue;
+        p = strchr(line, ':');
+        if (p == NULL)
+            continue;
+        for (p++; *p == ' '; p++)
+            continue;
+        p[strcspn(p, "\n")] = '\0';
+        snprintf(out, n, "%s", p);
+        found = 1;
+    }
+    fclose(f);
+    return found;
+}
+
+static int has_flag(const char *flags, const char *flag)
+{
+    size_t len = strlen(flag);
+    const char *p = flags;
+
+    while ((p = strstr(p, flag)) != NULL) {
+        if ((p == flags || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+            return 1;
+        p += len;
+    }
+    return 0;
+}
+
+static int tsc_check(void)
+{
+    char flags[4096];
+
+#if defined(__x86_64__)
+    if (cpuinfo_field("flags", flags, sizeof(flags))
+        && has_flag(flags, "constant_tsc") && has_flag(flags, "nonstop_tsc"))
+        return 1;
+#else
+    (void)flags;
+#endif
+    return 0;
+}
+
+/* TSC ticks per second, over a short busy wait. */
+static double tsc_rate(void)
+{
+    double t0 = now_secs(), t1;
+    uint64_t c0 = read_tsc(), c1;
+
+    do {
+        t1 = now_secs();
+    } while (t1 - t0 < 0.05);
+    c1 = read_tsc();
+    return (double)(c1 - c0) / (t1 - t0);
+}
+
+/* ------------------------------------------------------------------------
+ * Measuring
+ * ------------------------------------------------------------------------ */
+
+struct result {
+    double mbps;          /* median MB/s */
+    double tpb;           /* median TSC ticks per byte; < 0 if unknown */
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Call |fn| |batch| times; returns a byte of each output folded together. */
+static unsigned char run_batch(bench_fn *fn, void *arg, unsigned char *buf,
+                               size_t len, unsigned long batch,
+                               const char *what, const char *size)
+{
+    unsigned char acc = 0;
+    unsigned long i;
+
+    for (i = 0; i < batch; i++) {
+        if (!fn(arg, buf, len))
+            die("%s failed for a %s request (%zu bytes)", what, size, len);
+        acc ^= buf[len - 1];
+    }
+    return acc;
+}
+
+/*
+ * Throughput of |fn| on |len|-byte requests: the median over opt_runs runs,
+ * each a loop of whole batches lasting at least opt_secs.  The batch size
+ * is found first by doubling, which doubles as the warm-up (caches, branch
+ * predictors, lazily seeded DRBGs, the AVX clock change).
+ */
+static struct result measure(bench_fn *fn, void *arg, unsigned char *buf,
+                             size_t len, const char *what, const char *size)
+{
+    double mbps[MAX_RUNS], tpb[MAX_RUNS], t0, t1;
+    unsigned long batch = 1;
+    unsigned char acc = 0;
+    struct result res;
+    int r;
+
+    for (;;) {
+        t0 = now_secs();
+        acc ^= run_batch(fn, arg, buf, len, batch, what, size);
+        t1 = now_secs();
+        if (t1 - t0 >= BATCH_SECS || batch >= (1ul << 30))
+            break;
+        batch *= 2;
+    }
+    for (r = 0; r < opt_runs; r++) {
+        uint64_t calls = 0, c0, c1;
+
+        c0 = read_tsc();
+        t0 = now_secs();
+        do {
+            acc ^= run_batch(fn, arg, buf, len, batch, what, size);
+            calls += batch;
+            t1 = now_secs();
+        } while (t1 - t0 < opt_secs);
+        c1 = read_tsc();
+        mbps[r] = (double)calls * (double)len / (t1 - t0) / 1e6;
+        tpb[r] = (double)(c1 - c0) / ((double)calls * (double)len);
+    }
+    sink ^= acc;
+    qsort(mbps, (size_t)opt_runs, sizeof(mbps[0]), cmp_double);
+    qsort(tpb, (size_t)opt_runs, sizeof(tpb[0]), cmp_double);
+    res.mbps = mbps[opt_runs / 2];
+    res.tpb = tsc_usable ? tpb[opt_runs / 2] : -1.0;
+    return res;
+}
+
+/* ------------------------------------------------------------------------
+ * The generators
+ * ------------------------------------------------------------------------ */
+
+static int gen_evp_rand(void *arg, unsigned char *buf, size_t len)
+{
+    return EVP_RAND_generate(arg, buf, len, DRBG_STRENGTH, 0, NULL, 0);
+}
+
+static int gen_rand_bytes(void *arg, unsigned char *buf, size_t len)
+{
+    return RAND_bytes_ex(arg, buf, len, 0);
+}
+
+/*
+ * The system call itself, not libc's getrandom(): newer glibc serves that
+ * from a vDSO generator, which would be a different comparison.  One call
+ * for the whole request; the loop only finishes a short read (the kernel
+ * may stop after 256 bytes when a signal arrives).
+ */
+static int gen_getrandom(void *arg, unsigned char *buf, size_t len)
+{
+    (void)arg;
+    while (len > 0) {
+        long got = syscall(SYS_getrandom, buf, len, 0);
+
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return 0;
+        }
+        buf += got;
+        len -= (size_t)got;
+    }
+    return 1;
+}
+
+/* The key and IV do not change the speed; any fixed value will do. */
+static const unsigned char evp_key[32] = { 1, 2, 3 }, evp_iv[16] = { 0 };
+
+/*
+ * Back to block counter 0 at the start of a block.  Without it, the odd
+ * lengths of earlier rows leave the stream mid-block and every later call
+ * pays for a partial block at each end: not the cipher's best speed.
+ */
+static int rewind_evp_chacha20(void *arg)
+{
+    return EVP_EncryptInit_ex2(arg, NULL, NULL, evp_iv, NULL);
+}
+
+static int gen_evp_chacha20(void *arg, unsigned char *buf, size_t len)
+{
+    int outl = 0;
+
+    if (!EVP_EncryptUpdate(arg, buf, &outl, zeros, (int)len))
+        return 0;
+    return (size_t)outl == len;
+}
+
+struct raw_arg {
+    const struct chacha_impl *impl;
+    uint32_t state[CHACHA_STATE_WORDS];
+    size_t nblocks;
+};
+
+/* One kernel call; the counter moves on as a real caller's would. */
+static int gen_raw_kernel(void *varg, unsigned char *buf, size_t len)
+{
+    struct raw_arg *a = varg;
+
+    (void)len; /* always a->nblocks * 64 */
+    a->impl->blocks(buf, a->state, a->nblocks);
+    a->state[12] += (uint32_t)a->nblocks;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------
+ * Setting up the columns
+ * ------------------------------------------------------------------------ */
+
+static struct column cols[MAX_COLUMNS];
+static size_t ncols;
+
+static struct column *add_column(const char *title)
+{
+    struct column *c;
+
+    if (ncols == MAX_COLUMNS)
+        die("too many columns");
+    c = &cols[ncols++];
+    memset(c, 0, sizeof(*c));
+    snprintf(c->title, sizeof(c->title), "%s", title);
+    return c;
+}
+
+static struct column *find_column(const char *title)
+{
+    size_t i;
+
+    for (i = 0; i < ncols; i++)
+        if (strcmp(cols[i].title, title) == 0)
+            return &cols[i];
+    return NULL;
+}
+
+static int get_utf8_param(EVP_RAND_CTX *ctx, const char *key, char *out,
+                          size_t n)
+{
+    OSSL_PARAM params[2];
+
+    params[0] = OSSL_PARAM_construct_utf8_string(key, out, n);
+    params[1] = OSSL_PARAM_construct_end();
+    return EVP_RAND_CTX_get_params(ctx, params);
+}
+
+/*
+ * A parentless CHACHA20-DRBG context forced to |impl| through its `impl`
+ * ctx param, instantiated at strength 256.  The param is read back: a
+ * column must never claim a kernel it did not run.
+ */
+static void setup_kernel_column(struct column *col, EVP_RAND *chacha,
+                                const struct chacha_impl *impl)
+{
+    EVP_RAND_CTX *ctx;
+    OSSL_PARAM params[2];
+    char name[32], got[32], err[200];
+
+    snprintf(name, sizeof(name), "%s", impl->name);
+    ctx = EVP_RAND_CTX_new(chacha, NULL);
+    if (ctx == NULL)
+        die("EVP_RAND_CTX_new(CHACHA20-DRBG) failed");
+    params[0] = OSSL_PARAM_construct_utf8_string("impl", name, 0);
+    params[1] = OSSL_PARAM_construct_end();
+    if (!EVP_RAND_CTX_set_params(ctx, params)) {
+        /* e.g. the module was built before this kernel was added */
+        take_error(err, sizeof(err));
+        snprintf(col->why, sizeof(col->why),
+                 "the provider refused impl=%s: %s", name, err);
+        EVP_RAND_CTX_free(ctx);
+        return;
+    }
+    if (!EVP_RAND_instantiate(ctx, DRBG_STRENGTH, 0, NULL, 0, NULL))
+        die("instantiating CHACHA20-DRBG (impl=%s) failed", name);
+    if (!get_utf8_param(ctx, "impl", got, sizeof(got)))
+        die("reading back the impl param of CHACHA20-DRBG failed");
+    if (strcmp(got, name) != 0)
+        die("CHACHA20-DRBG set to impl=%s reports impl=%s", name, got);
+    col->fn = gen_evp_rand;
+    col->arg = ctx;
+}
+
+static char ctr_note[160];
+
+/*
+ * OpenSSL's CTR-DRBG with AES-256-CTR, fed by a SEED-SRC parent as
+ * libcrypto's own primary DRBG is; without SEED-SRC it runs parentless,
+ * which on 3.0 seeds straight from the OS through the core.  Its reseed
+ * interval is set to CHACHA20-DRBG's (|reseed_requests|, which is also what
+ * libcrypto gives its public and private DRBGs) instead of a standalone
+ * context's default, so both pay for reseeding equally often.
+ */
+static void setup_ctr_column(struct column *col, OSSL_LIB_CTX *libctx,
+                             unsigned int reseed_requests,
+                             EVP_RAND_CTX **parent_out)
+{
+    EVP_RAND *ctr, *src;
+    EVP_RAND_CTX *ctx, *parent = NULL;
+    OSSL_PARAM params[3];
+    char cipher[] = "AES-256-CTR", err[200];
+
+    ctr = EVP_RAND_fetch(libctx, "CTR-DRBG", NULL);
+    if (ctr == NULL) {
+        take_error(err, sizeof(err));
+        snprintf(col->why, sizeof(col->why), "no CTR-DRBG: %s", err);
+        return;
+    }
+    src = EVP_RAND_fetch(libctx, "SEED-SRC", NULL);
+    if (src != NULL) {
+        parent = EVP_RAND_CTX_new(src, NULL);
+        if (parent != NULL
+            && !EVP_RAND_instantiate(parent, 0, 0, NULL, 0, NULL)) {
+            EVP_RAND_CTX_free(parent);
+            parent = NULL;
+        }
+        EVP_RAND_free(src);
+    }
+    ERR_clear_error();
+    ctx = EVP_RAND_CTX_new(ctr, parent);
+    EVP_RAND_free(ctr);
+    if (ctx == NULL)
+        die("EVP_RAND_CTX_new(CTR-DRBG) failed");
+    params[0] = OSSL_PARAM_construct_utf8_string("cipher", cipher, 0);
+    params[1] = OSSL_PARAM_construct_uint("reseed_requests",
+                                          &reseed_requests);
+    params[2] = OSSL_PARAM_construct_end();
+    if (!EVP_RAND_CTX_set_params(ctx, params)
+        || !EVP_RAND_instantiate(ctx, DRBG_STRENGTH, 0, NULL, 0, NULL)) {
+        take_error(err, sizeof(err));
+        snprintf(col->why, sizeof(col->why), "CTR-DRBG set-up failed: %s",
+                 err);
+        EVP_RAND_CTX_free(ctx);
+        EVP_RAND_CTX_free(parent);
+        return;
+    }
+    snprintf(ctr_note, sizeof(ctr_note), "%s, reseed every %u requests",
+             parent != NULL ? "SEED-SRC parent" : "no parent (OS entropy)",
+             reseed_requests);
+    col->fn = gen_evp_rand;
+    col->arg = ctx;
+    *parent_out = parent;
+}
+
+static char conf_note[200];
+static char def_note[100];
+
+/*
+ * A library context configured by |path| (openssl.cnf.sample), whose
+ * RAND_bytes must then come from chacharng's CHACHA20-DRBG: checked, so
+ * the column cannot silently measure libcrypto's default instead.
+ */
+static OSSL_LIB_CTX *setup_conf_column(struct column *col, const char *path)
+{
+    OSSL_LIB_CTX *ctx;
+    EVP_RAND_CTX *pub;
+    const EVP_RAND *rand;
+    const char *alg, *prov;
+    char impl[32] = "?", err[200];
+
+    if (path == NULL) {
+        snprintf(col->why, sizeof(col->why),
+                 "no config: give the path of openssl.cnf.sample as the"
+                 " argument or in " ENV_CONF);
+        return NULL;
+    }
+    ctx = OSSL_LIB_CTX_new();
+    if (ctx == NULL)
+        die("OSSL_LIB_CTX_new failed");
+    if (!OSSL_LIB_CTX_load_config(ctx, path)) {
+        take_error(err, sizeof(err));
+        snprintf(col->why, sizeof(col->why), "loading %s failed: %s", path,
+                 err);
+        OSSL_LIB_CTX_free(ctx);
+        return NULL;
+    }
+    pub = RAND_get0_public(ctx);
+    rand = pub != NULL ? EVP_RAND_CTX_get0_rand(pub) : NULL;
+    if (rand == NULL) {
+        take_error(err, sizeof(err));
+        snprintf(col->why, sizeof(col->why),
+                 "no public DRBG with %s: %s", path, err);
+        OSSL_LIB_CTX_free(ctx);
+        return NULL;
+    }
+    alg = EVP_RAND_get0_name(rand);
+    prov = OSSL_PROVIDER_get0_name(EVP_RAND_get0_provider(rand));
+    if (strcmp(alg, "CHACHA20-DRBG") != 0 || strcmp(prov, "chacharng") != 0) {
+        snprintf(col->why, sizeof(col->why),
+                 "%s makes RAND_bytes use %s from %s, not chacharng", path,
+                 alg, prov);
+        OSSL_LIB_CTX_free(ctx);
+        return NULL;
+    }
+    get_utf8_param(pub, "impl", impl, sizeof(impl));
+    snprintf(conf_note, sizeof(conf_note), "CHACHA20-DRBG, impl=%s", impl);
+    col->fn = gen_rand_bytes;
+    col->arg = ctx;
+    return ctx;
+}
+
+static EVP_CIPHER_CTX *setup_evp_chacha20(struct column *col,
+                                          OSSL_LIB_CTX *libctx)
+{
+    EVP_CIPHER *cipher;
+    EVP_CIPHER_CTX *ctx;
+    char err[200];
+
+    cipher = EVP_CIPHER_fetch(libctx, "ChaCha20", NULL);
+    if (cipher == NULL) {
+        take_error(err, sizeof(err));
+        snprintf(col->why, sizeof(col->why), "no EVP ChaCha20: %s", err);
+        return NULL;
+    }
+    ctx = EVP_CIPHER_CTX_new();
+    if (ctx == NULL
+        || !EVP_EncryptInit_ex2(ctx, cipher, evp_key, evp_iv, NULL))
+        die("EVP ChaCha20 set-up failed");
+    EVP_CIPHER_free(cipher);
+    col->fn = gen_evp_chacha20;
+    col->rewind = rewind_evp_chacha20;
+    col->arg = ctx;
+    return ctx;
+}
+
+/* ------------------------------------------------------------------------
+ * Output
+ * ------------------------------------------------------------------------ */
+
+static size_t row_index(size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < NROWS; i++)
+        if (rows[i].len == len)
+            return i;
+    die("no %zu-byte row", len);
+    return 0;
+}
+
+static void print_header(const char *conf, const char *provider_impl)
+{
+    const struct chacha_impl *list;
+    char cpu[256], date[64];
+    struct utsname un;
+    time_t t = time(NULL);
+    size_t n, i;
+
+    if (!cpuinfo_field("model name", cpu, sizeof(cpu))
+        && !cpuinfo_field("Model", cpu, sizeof(cpu)))
+        snprintf(cpu, sizeof(cpu), "unknown");
+    if (strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z",
+                 localtime(&t)) == 0)
+        snprintf(date, sizeof(date), "unknown");
+
+    printf("chacharng benchmark\n");
+    printf("date:     %s\n", date);
+    printf("cpu:      %s (%ld online)\n", cpu, sysconf(_SC_NPROCESSORS_ONLN));
+    if (uname(&un) == 0)
+        printf("system:   %s %s %s\n", un.sysname, un.release, un.machine);
+    printf("openssl:  %s\n", OpenSSL_version(OPENSSL_VERSION));
+    printf("kernels:  compiled in: ");
+    list = chacha_impl_list(&n);
+    for (i = 0; i < n; i++)
+        printf("%s%s%s", i > 0 ? ", " : "", list[i].name,
+               chacha_impl_supported(&list[i]) ? "" : " (CPU lacks it)");
+    printf("\n          provider default: %s\n", provider_impl);
+    printf("config:   %s\n", conf != NULL ? conf : "(none)");
+    printf("timing:   single thread, median of %d runs of %.2f s per cell,"
+           " CLOCK_MONOTONIC\n", opt_runs, opt_secs);
+    if (tsc_usable)
+        printf("tsc:      %.3f GHz (constant, nonstop)\n", tsc_rate() / 1e9);
+    printf("units:    MB/s = 10^6 bytes per second\n");
+}
+
+/* What each column measured, and why any could not run. */
+static void print_legend(size_t nkernels)
+{
+    size_t i;
+
+    printf("\n");
+    if (nkernels > 0)
+        printf("  %s%s%s: CHACHA20-DRBG (chacharng) via EVP_RAND_generate,"
+               " ctx param\n    impl = the kernel, no parent, strength 256\n",
+               cols[0].title, nkernels > 1 ? ".." : "",
+               nkernels > 1 ? cols[nkernels - 1].title : "");
+    for (i = nkernels; i < ncols; i++) {
+        const char *t = cols[i].title;
+
+        if (cols[i].why[0] != '\0')
+            continue; /* its reason follows */
+        if (strcmp(t, "ctr-drbg") == 0)
+            printf("  ctr-drbg: OpenSSL CTR-DRBG, AES-256-CTR, via"
+                   " EVP_RAND_generate,\n    %s\n", ctr_note);
+        else if (strcmp(t, "rand-def") == 0)
+            printf("  rand-def: RAND_bytes, default library context, no"
+                   " config file\n    (%s)\n", def_note);
+        else if (strcmp(t, "rand-cc") == 0)
+            printf("  rand-cc:  RAND_bytes_ex, library context loaded from"
+                   " the config\n    (%s)\n", conf_note);
+        else if (strcmp(t, "getrandom") == 0)
+            printf("  getrandom: getrandom(2) as a direct system call, flags"
+                   " 0, one call per\n    request at every size (repeated"
+                   " only to finish a short read)\n");
+        else if (strcmp(t, "chacha20") == 0)
+            printf("  chacha20: OpenSSL EVP ChaCha20 keystream"
+                   " (EVP_EncryptUpdate over zeros),\n    the cipher's"
+                   " speed without any DRBG\n");
+    }
+    for (i = 0; i < ncols; i++)
+        if (cols[i].why[0] != '\0')
+            printf("  %s is n/a: %s\n", cols[i].title, cols[i].why);
+}
+
+static const char *met(double v, double target)
+{
+    return v >= target ? "target met" : "target missed";
+}
+
+/* Why there is no number for |name|, a kernel or another column. */
+static void why_missing(const char *name, char *why, size_t n)
+{
+    static const char *const kernels[] = { "generic", "sse2", "avx2",
+                                           "avx512", "neon" };
+    const struct chacha_impl *impl = chacha_impl_by_name(name);
+    size_t i;
+
+    for (i = 0; i < sizeof(kernels) / sizeof(kernels[0]); i++)
+        if (strcmp(name, kernels[i]) == 0)
+            break;
+    if (i < sizeof(kernels) / sizeof(kernels[0]) && impl == NULL)
+        snprintf(why, n, "%s not compiled in", name);
+    else if (impl != NULL && !chacha_impl_supported(impl))
+        snprintf(why, n, "the CPU lacks %s", name);
+    else
+        snprintf(why, n, "%s not selected", name);
+}
+
+/*
+ * The MB/s of column |title| at the |len|-byte row, or -1 with the reason
+ * in |why|.
+ */
+static double cell(const char *title, size_t len, char *why, size_t n)
+{
+    struct column *c = find_column(title);
+
+    if (c == NULL) {
+        why_missing(title, why, n);
+        return -1.0;
+    }
+    if (c->why[0] != '\0') {
+        snprintf(why, n, "%s n/a, see above", title);
+        return -1.0;
+    }
+    return c->mbps[row_index(len)];
+}
+
+#define RAW_SIZES 3
+static const size_t raw_blocks[RAW_SIZES] = { 16, 1024, 16384 };
+
+struct raw_row {
+    const char *name;
+    struct result res[RAW_SIZES];
+};
+
+static struct raw_row raw[MAX_COLUMNS];
+static size_t nraw;
+
+/* Like cell(), for the direct kernel table; |k| indexes raw_blocks. */
+static double raw_cell(const char *name, size_t k, char *why, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < nraw; i++)
+        if (strcmp(raw[i].name, name) == 0)
+            return raw[i].res[k].mbps;
+    why_missing(name, why, n);
+    return -1.0;
+}
+
+/* |num| / |den| against |target| (0: no target, information only). */
+static void print_ratio(const char *what, double num, const char *whynum,
+                        double den, const char *whyden, double target)
+{
+    double v;
+
+    if (num < 0 || den <= 0) {
+        printf("  %-46s    n/a (%s)\n", what, num < 0 ? whynum : whyden);
+        return;
+    }
+    v = num / den;
+    if (target > 0)
+        printf("  %-46s %6.2f  >= %-4.2g %s\n", what, v, target,
+               met(v, target));
+    else
+        printf("  %-46s %6.2f  (info)\n", what, v);
+}
+
+/*
+ * The kernel a DRBG ratio is stated for: the one the provider picks by
+ * default (the best this CPU runs) when it was measured, else the best
+ * measured one.  Columns 0 .. |nkernels|-1 run from generic up to the best.
+ */
+static const char *drbg_kernel(size_t nkernels)
+{
+    struct column *c = find_column(chacha_impl_best()->name);
+    size_t i;
+
+    if (c != NULL && c->why[0] == '\0')
+        return c->title;
+    for (i = nkernels; i-- > 0;)
+        if (cols[i].why[0] == '\0')
+            return cols[i].title;
+    return "none";
+}
+
+static void print_targets(size_t nkernels)
+{
+    static const struct {
+        const char *fast, *slow;
+        size_t k;
+        double target;
+    } pairs[] = {
+        { "sse2", "generic", 0, 2.3 },
+        { "avx2", "sse2", 1, 1.8 },
+        { "avx512", "avx2", 1, 1.6 },
+    };
+    const char *k = drbg_kernel(nkernels);
+    char what[80], w1[80], w2[80];
+    double a, b;
+    size_t i;
+
+    printf("\nTargets (information only: the exit status ignores them)\n");
+    for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        size_t blocks = raw_blocks[pairs[i].k];
+
+        snprintf(what, sizeof(what), "%s/%s, kernels, %zu blocks (%zu KiB)",
+                 pairs[i].fast, pairs[i].slow, blocks, blocks / 16);
+        a = raw_cell(pairs[i].fast, pairs[i].k, w1, sizeof(w1));
+        b = raw_cell(pairs[i].slow, pairs[i].k, w2, sizeof(w2));
+        print_ratio(what, a, w1, b, w2, pairs[i].target);
+        snprintf(what, sizeof(what), "  same via EVP_RAND_generate, %zu KiB",
+                 blocks / 16);
+        a = cell(pairs[i].fast, blocks * 64, w1, sizeof(w1));
+        b = cell(pairs[i].slow, blocks * 64, w2, sizeof(w2));
+        print_ratio(what, a, w1, b, w2, 0);
+    }
+
+    snprintf(what, sizeof(what), "DRBG[%s] / EVP ChaCha20, 1 MiB requests", k);
+    a = cell(k, MAX_LEN, w1, sizeof(w1));
+    b = cell("chacha20", MAX_LEN, w2, sizeof(w2));
+    print_ratio(what, a, w1, b, w2, 0.95);
+    snprintf(what, sizeof(what), "  kernel %s / EVP ChaCha20, 16384 blocks",
+             k);
+    a = raw_cell(k, 2, w1, sizeof(w1));
+    b = raw_cell("EVP ChaCha20", 2, w2, sizeof(w2));
+    print_ratio(what, a, w1, b, w2, 0);
+
+    snprintf(what, sizeof(what), "DRBG[%s] / CTR-DRBG, EVP_RAND, 16 bytes", k);
+    a = cell(k, 16, w1, sizeof(w1));
+    b = cell("ctr-drbg", 16, w2, sizeof(w2));
+    print_ratio(what, a, w1, b, w2, 15);
+
+    snprintf(what, sizeof(what), "DRBG[%s] / getrandom(2), 4 bytes", k);
+    a = cell(k, 4, w1, sizeof(w1));
+    b = cell("getrandom", 4, w2, sizeof(w2));
+    print_ratio(what, a, w1, b, w2, 0.85);
+
+    a = cell("rand-cc", 16, w1, sizeof(w1));
+    b = cell("rand-def", 16, w2, sizeof(w2));
+    print_ratio("RAND_bytes(16), chacharng config / default", a, w1, b, w2,
+                4);
+}
+
+/* ------------------------------------------------------------------------
+ * Main
+ * ------------------------------------------------------------------------ */
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: bench [-q] [-c COLUMNS] [CONFIG]\n"
+            "  -q          quick run (%d runs of %.2f s per cell instead of"
+            " %d of %.2f s)\n"
+            "  -c COLUMNS  comma-separated columns to measure: kernel names,"
+            "\n              ctr-drbg, rand-def, rand-cc, getrandom,"
+            " chacha20, raw\n"
+            "              (raw = the direct kernel table); default all\n"
+            "  CONFIG      openssl.cnf.sample for the rand-cc column"
+            " (or set " ENV_CONF ")\n"
+            "Set OPENSSL_MODULES to the directory holding chacharng.so.\n",
+            RUNS_QUICK, SECS_QUICK, RUNS_FULL, SECS_FULL);
+    exit(EXIT_FAILURE);
+}
+
+/* 1 if |name| is in the comma-separated |list| (or no list was given). */
+static int selected(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    const char *p = list;
+
+    if (list == NULL)
+        return 1;
+    while (*p != '\0') {
+        size_t n = strcspn(p, ",");
+
+        if (n == len && strncmp(p, name, len) == 0)
+            return 1;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+/* Every name in |list| must be one we know: a typo should not go unseen. */
+static void check_selection(const char *list, const char *const *known,
+                            size_t nknown)
+{
+    const char *p = list;
+
+    while (*p != '\0') {
+        size_t n = strcspn(p, ","), i;
+        int ok = 0;
+
+        for (i = 0; i < nknown && !ok; i++)
+            ok = strlen(known[i]) == n && strncmp(p, known[i], n) == 0;
+        if (!ok && n > 0) {
+            fprintf(stderr, "bench: unknown column '%.*s'\n", (int)n, p);
+            usage();
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const fixed_cols[] = { "ctr-drbg", "rand-def",
+                                              "rand-cc", "getrandom",
+                                              "chacha20", "raw",
+                                              "generic", "sse2", "avx2",
+                                              "avx512", "neon" };
+    static struct column evp_only; /* EVP ChaCha20 for the raw table only */
+    const struct chacha_impl *list;
+    const char *conf = getenv(ENV_CONF), *pick = NULL;
+    OSSL_LIB_CTX *libctx, *confctx = NULL;
+    OSSL_PROVIDER *defprov, *ccprov;
+    EVP_RAND *chacha;
+    EVP_RAND_CTX *ctr_parent = NULL;
+    EVP_CIPHER_CTX *evp = NULL;
+    size_t nkernels = 0, nimpl, i, j;
+    unsigned int reseed_requests = 65536; /* replaced by CHACHA20-DRBG's */
+    unsigned char *buf;
+    char provider_impl[32] = "?";
+    OSSL_PARAM params[2];
+    int c;
+
+    while ((c = getopt(argc, argv, "qc:h")) != -1) {
+        switch (c) {
+        case 'q':
+            opt_runs = RUNS_QUICK;
+            opt_secs = SECS_QUICK;
+            break;
+        case 'c':
+            pick = optarg;
+            break;
+        default:
+            usage();
+        }
+    }
+    if (optind < argc)
+        conf = argv[optind++];
+    if (optind < argc)
+        usage();
+    if (pick != NULL)
+        check_selection(pick, fixed_cols,
+                        sizeof(fixed_cols) / sizeof(fixed_cols[0]));
+
+    /*
+     * Before anything touches the default library context: it must not
+     * read any openssl.cnf, so that rand-def really is libcrypto's default.
+     */
+    if (!OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL))
+        die("OPENSSL_init_crypto failed");
+
+    buf = aligned_alloc(64, MAX_LEN);
+    zeros = calloc(1, MAX_LEN);
+    if (buf == NULL || zeros == NULL)
+        die("out of memory");
+    tsc_usable = tsc_check();
+
+    /* The EVP_RAND columns share one explicitly populated context. */
+    libctx = OSSL_LIB_CTX_new();
+    if (libctx == NULL)
+        die("OSSL_LIB_CTX_new failed");
+    defprov = OSSL_PROVIDER_load(libctx, "default");
+    if (defprov == NULL)
+        die("cannot load the default provider");
+    ccprov = OSSL_PROVIDER_load(libctx, "chacharng");
+    if (ccprov == NULL)
+        die("cannot load the chacharng provider (set OPENSSL_MODULES to the"
+            " directory holding chacharng.so)");
+    params[0] = OSSL_PARAM_construct_utf8_string("impl", provider_impl,
+                                                 sizeof(provider_impl));
+    params[1] = OSSL_PARAM_construct_end();
+    if (!OSSL_PROVIDER_get_params(ccprov, params))
+        ERR_clear_error();
+    chacha = EVP_RAND_fetch(libctx, "CHACHA20-DRBG", "provider=chacharng");
+    if (chacha == NULL)
+        die("cannot fetch CHACHA20-DRBG from chacharng");
+
+    /* One column per kernel that is compiled in and that this CPU runs. */
+    list = chacha_impl_list(&nimpl);
+    for (i = nimpl; i-- > 0;) {
+        if (!chacha_impl_supported(&list[i]) || !selected(pick, list[i].name))
+            continue;
+        setup_kernel_column(add_column(list[i].name), chacha, &list[i]);
+        nkernels++;
+    }
+    /* CTR-DRBG reseeds as often as CHACHA20-DRBG does by default. */
+    for (i = 0; i < nkernels; i++) {
+        if (cols[i].fn != NULL) {
+            params[0] = OSSL_PARAM_construct_uint("reseed_requests",
+                                                  &reseed_requests);
+            if (!EVP_RAND_CTX_get_params(cols[i].arg, params))
+                die("reading reseed_requests of CHACHA20-DRBG failed");
+            break;
+        }
+    }
+    if (selected(pick, "ctr-drbg"))
+        setup_ctr_column(add_column("ctr-drbg"), libctx, reseed_requests,
+                         &ctr_parent);
+    if (selected(pick, "rand-def")) {
+        struct column *col = add_column("rand-def");
+        EVP_RAND_CTX *pub = RAND_get0_public(NULL);
+
+        if (pub == NULL)
+            die("RAND_get0_public(NULL) failed");
+        /* named in the legend: it depends on the libcrypto version */
+        snprintf(def_note, sizeof(def_note), "%s",
+                 EVP_RAND_get0_name(EVP_RAND_CTX_get0_rand(pub)));
+        col->fn = gen_rand_bytes;
+        col->arg = NULL;
+    }
+    if (selected(pick, "rand-cc"))
+        confctx = setup_conf_column(add_column("rand-cc"), conf);
+    if (selected(pick, "getrandom"))
+        add_column("getrandom")->fn = gen_getrandom;
+    if (selected(pick, "chacha20"))
+        evp = setup_evp_chacha20(add_column("chacha20"), libctx);
+    else if (selected(pick, "raw"))
+        evp = setup_evp_chacha20(&evp_only, libctx);
+
+    print_header(conf, provider_impl);
+
+    /*
+     * Row by row, every column before the next row, so that slow drift
+     * (clock changes, neighbours on a shared host) spreads over all
+     * columns instead of landing on one.
+     */
+    printf("\nRequest throughput, MB/s\n%-9s", "size");
+    for (j = 0; j < ncols; j++)
+        printf("%10s", cols[j].title);
+    printf("\n");
+    fflush(stdout);
+    for (i = 0; i < NROWS; i++) {
+        printf("%-9s", rows[i].label);
+        for (j = 0; j < ncols; j++) {
+            struct column *col = &cols[j];
+
+            if (col->fn == NULL) {
+                printf("%10s", "n/a");
+                continue;
+            }
+            if (col->rewind != NULL && !col->rewind(col->arg))
+                die("%s: rewinding failed", col->title);
+            col->mbps[i] = measure(col->fn, col->arg, buf, rows[i].len,
+                                   col->title, rows[i].label).mbps;
+            printf("%10.1f", col->mbps[i]);
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    print_legend(nkernels);
+
+    /* The kernels alone: what the DRBG can at best approach. */
+    if (selected(pick, "raw")) {
+        for (i = nimpl; i-- > 0 && nraw < MAX_COLUMNS - 1;) {
+            struct raw_arg arg;
+            static const uint8_t key[32] = { 7 }, nonce[12] = { 9 };
+
+            if (!chacha_impl_supported(&list[i]))
+                continue;
+            arg.impl = &list[i];
+            chacha_state_init(arg.state, key, 0, nonce);
+            raw[nraw].name = list[i].name;
+            for (j = 0; j < RAW_SIZES; j++) {
+                arg.nblocks = raw_blocks[j];
+                raw[nraw].res[j] = measure(gen_raw_kernel, &arg, buf,
+                                           raw_blocks[j] * 64, list[i].name,
+                                           "raw");
+            }
+            nraw++;
+        }
+        if (evp != NULL) {
+            raw[nraw].name = "EVP ChaCha20";
+            for (j = 0; j < RAW_SIZES; j++) {
+                if (!rewind_evp_chacha20(evp))
+                    die("EVP ChaCha20: rewinding failed");
+                raw[nraw].res[j] = measure(gen_evp_chacha20, evp, buf,
+                                           raw_blocks[j] * 64, "EVP ChaCha20",
+                                           "raw");
+            }
+            nraw++;
+        }
+        printf("\nChaCha20 kernels called directly, MB/s%s\n",
+               tsc_usable ? " [TSC ticks/byte]" : "");
+        printf("%-13s%20s%20s%20s\n", "kernel", "16 blocks (1 KiB)",
+               "1024 (64 KiB)", "16384 (1 MiB)");
+        for (i = 0; i < nraw; i++) {
+            printf("%-13s", raw[i].name);
+            for (j = 0; j < RAW_SIZES; j++) {
+                if (tsc_usable)
+                    printf("%11.1f [%5.2f]", raw[i].res[j].mbps,
+                           raw[i].res[j].tpb);
+                else
+                    printf("%20.1f", raw[i].res[j].mbps);
+            }
+            printf("\n");
+        }
+    }
+    print_targets(nkernels);
+    fflush(stdout);
+
+    EVP_CIPHER_CTX_free(evp);
+    for (i = 0; i < ncols; i++)
+        if (cols[i].fn == gen_evp_rand)
+            EVP_RAND_CTX_free(cols[i].arg);
+    EVP_RAND_CTX_free(ctr_parent);
+    EVP_RAND_free(chacha);
+    OSSL_LIB_CTX_free(confctx);
+    OSSL_PROVIDER_unload(ccprov);
+    OSSL_PROVIDER_unload(defprov);
+    OSSL_LIB_CTX_free(libctx);
+    free(zeros);
+    free(buf);
+    return EXIT_SUCCESS;
+}
