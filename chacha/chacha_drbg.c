@@ -218,15 +218,26 @@ static void refill(struct chacha_drbg *d)
 }
 
 /*
- * Write |r| > 960 bytes straight to |out|: block 0 is the next key, blocks
- * 1.. go to the caller, a final partial block through the (empty) buffer.
+ * Serve |r| > 960 bytes: block 0 is the next key, blocks 1.. go to the
+ * caller.  Up to WIDE_BLOCKS blocks are computed in one call through
+ * scratch; larger requests are written straight into |out|, with a final
+ * partial block through scratch.
  */
 static void generate_direct(struct chacha_drbg *d, uint8_t *out, size_t r)
 {
     struct chacha_drbg_secret *s = d->s;
     size_t full = r / CHACHA_BLOCK_BYTES, tail = r % CHACHA_BLOCK_BYTES;
-    uint8_t *y = s->ks, *last = s->ks + CHACHA_BLOCK_BYTES;
+    size_t nblocks = full + (tail != 0);
+    uint8_t *y = s->ks, *last = s->wide;
 
+    if (nblocks < CHACHA_DRBG_WIDE_BLOCKS) {
+        d->impl->blocks(s->wide, s->state, nblocks + 1);
+        memcpy(out, s->wide + CHACHA_BLOCK_BYTES, r);
+        /* the caller's copy is the only one left */
+        chacha_wipe(s->wide + CHACHA_BLOCK_BYTES, nblocks * CHACHA_BLOCK_BYTES);
+        set_key_nonce(s, s->wide);
+        return;
+    }
     d->impl->blocks(y, s->state, 1);
     s->state[CTR] = 1;
     d->impl->blocks(out, s->state, full);

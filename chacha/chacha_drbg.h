@@ -20,6 +20,10 @@
 #define CHACHA_DRBG_KS_BYTES (CHACHA_DRBG_REFILL_BLOCKS * CHACHA_BLOCK_BYTES)
 #define CHACHA_DRBG_BUF_BYTES (CHACHA_DRBG_KS_BYTES - CHACHA_BLOCK_BYTES)
 #define CHACHA_DRBG_ABSORB_CHUNK (CHACHA_KEY_BYTES + CHACHA_NONCE_BYTES)
+/* Direct requests up to this many blocks (plus the rekey block) are made in
+ * one kernel call through scratch: SIMD kernels pay a fixed latency per
+ * call that would otherwise dominate requests of a few KiB. */
+#define CHACHA_DRBG_WIDE_BLOCKS 64
 #define CHACHA_DRBG_SEED_BYTES 48
 #define CHACHA_DRBG_STRENGTH 256
 #define CHACHA_DRBG_RESEED_BYTES ((uint64_t)16 << 20)
@@ -31,6 +35,7 @@ struct chacha_drbg_secret {
     uint32_t state[16];   /* constants, K, counter (always 0 at rest), N */
     uint8_t ks[CHACHA_DRBG_KS_BYTES]; /* last refill; unread bytes at the end */
     size_t avail;         /* unread bytes: ks[KS_BYTES - avail .. KS_BYTES) */
+    uint8_t wide[CHACHA_DRBG_WIDE_BLOCKS * CHACHA_BLOCK_BYTES]; /* scratch */
     uint64_t calls;       /* generate calls served since the last (re)seed */
     uint64_t bytes;       /* bytes produced since the last (re)seed */
     time_t seed_time;     /* wall-clock time of the last (re)seed */

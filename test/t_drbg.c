@@ -91,6 +91,7 @@ static void test_erasure(void)
     struct chacha_drbg *d = seeded_drbg();
     struct chacha_drbg_secret *s;
     uint32_t old_key[8];
+    static uint8_t big_out[CHACHA_DRBG_WIDE_BLOCKS * 64 + 100];
     uint8_t out[3000];
     size_t sizes[] = { 1, 100, 959, 960, 961, 2500 }, i;
     int key_gone = 1, wiped = 1, empty_after_direct;
@@ -121,7 +122,12 @@ static void test_erasure(void)
 
     chacha_drbg_generate(d, out, 10, NULL, 0);
     chacha_drbg_generate(d, out, 2000, NULL, 0); /* buffer drained + direct */
-    empty_after_direct = s->avail == 0 && all_zero(s->ks, sizeof(s->ks));
+    empty_after_direct = s->avail == 0 && all_zero(s->ks, sizeof(s->ks))
+                         && all_zero(s->wide, sizeof(s->wide));
+    chacha_drbg_generate(d, out, 10, NULL, 0);
+    chacha_drbg_generate(d, big_out, sizeof(big_out), NULL, 0);
+    empty_after_direct &= s->avail == 0 && all_zero(s->ks, sizeof(s->ks))
+                          && all_zero(s->wide, sizeof(s->wide));
     TU_OK(empty_after_direct, "after the direct path no keystream is left");
 
     memcpy(old_key, s->state + 4, sizeof(old_key));
