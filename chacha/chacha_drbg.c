@@ -32,8 +32,6 @@
 
 #include "wipe.h"
 
-#define CHACHA_DRBG_SEEDED 0x5eed5eedu
-
 /* The counter word; the kernels read it, the construction keeps it 0. */
 #define CTR 12
 

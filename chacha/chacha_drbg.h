@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -86,6 +87,49 @@ int chacha_drbg_is_seeded(const struct chacha_drbg *d);
  */
 void chacha_drbg_generate(struct chacha_drbg *d, uint8_t *out, size_t n,
                           const uint8_t *adin, size_t adinlen);
+
+#define CHACHA_DRBG_SEEDED 0x5eed5eedu
+
+/*
+ * The small-request fast path: serve |n| bytes from the buffer if they are
+ * all there and no reseed is due, with |now| read only when a time limit is
+ * set.  Returns 1 if served, 0 (nothing done) if the caller must take the
+ * full path.  Same output as chacha_drbg_generate() with no additional input.
+ */
+static inline int chacha_drbg_generate_fast(struct chacha_drbg *d,
+                                            uint8_t *out, size_t n)
+{
+    struct chacha_drbg_secret *s = d->s;
+    uint8_t *p;
+    size_t i;
+
+    if (n > s->avail || s->seeded != CHACHA_DRBG_SEEDED
+        || d->fork_mode != CHACHA_FORK_WIPEONFORK
+        || (d->reseed_requests != 0 && s->calls >= d->reseed_requests)
+        || s->bytes >= CHACHA_DRBG_RESEED_BYTES)
+        return 0;
+    if (d->reseed_interval != 0) {
+        time_t now = time(NULL);
+
+        if (now < s->seed_time || now - s->seed_time >= d->reseed_interval)
+            return 0;
+    }
+    s->calls++;
+    s->bytes += n;
+    p = s->ks + CHACHA_DRBG_KS_BYTES - s->avail;
+    s->avail -= n;
+    if (n <= 16) {
+        /* a libc call costs more than these few bytes */
+        for (i = 0; i < n; i++) {
+            out[i] = p[i];
+            p[i] = 0; /* handed out: the caller's copy is the only one */
+        }
+    } else {
+        memcpy(out, p, n);
+        memset(p, 0, n); /* handed out; the buffer outlives this call */
+    }
+    return 1;
+}
 
 /* Wipe all secret state (uninstantiate); the generator is unseeded after. */
 void chacha_drbg_wipe(struct chacha_drbg *d);

@@ -272,6 +272,19 @@ static int parent_moved(CHACHARNG_RAND_CTX *ctx)
 }
 
 /*
+ * 1 if the parent is one of ours and has not reseeded since we did: one
+ * atomic load.  Other parents answer 0 and leave the check to the full path.
+ */
+static inline int parent_unmoved_fast(const CHACHARNG_RAND_CTX *ctx)
+{
+    const CHACHARNG_RAND_CTX *parent = ctx->parent;
+
+    return ctx->parent_get_ctx_params == chacharng_rand_get_ctx_params
+           && __atomic_load_n(&parent->reseed_counter, __ATOMIC_RELAXED)
+                  == ctx->parent_reseed_counter;
+}
+
+/*
  * The generate path proper, shared with get_seed.  Requires the lock.
  * Returns 1 with |outlen| bytes in |out|, or 0 with nothing written.
  */
@@ -316,6 +329,17 @@ static int chacharng_rand_generate(void *vctx, unsigned char *out,
                                    int prediction_resistance,
                                    const unsigned char *adin, size_t adin_len)
 {
+    CHACHARNG_RAND_CTX *ctx = vctx;
+
+    /*
+     * Small requests with nothing to absorb and no reseed due are served
+     * straight from the buffer; everything else takes the full path.
+     */
+    if (ctx->state == EVP_RAND_STATE_READY && !prediction_resistance
+        && adin_len == 0 && strength <= CHACHA_DRBG_STRENGTH
+        && (ctx->parent == NULL || parent_unmoved_fast(ctx))
+        && chacha_drbg_generate_fast(ctx->drbg, out, outlen))
+        return 1;
     return generate_locked(vctx, out, outlen, strength, prediction_resistance,
                            adin, adin_len);
 }

@@ -38,8 +38,16 @@ int chacharng_rand_get_ctx_params(void *vctx, OSSL_PARAM params[])
     if (params == NULL)
         return 1;
     if (params[0].key == __atomic_load_n(&max_request_key, __ATOMIC_RELAXED)
-        && params[0].key != NULL && params[1].key == NULL)
-        return OSSL_PARAM_set_size_t(&params[0], CHACHARNG_MAX_REQUEST);
+        && params[0].key != NULL && params[1].key == NULL) {
+        p = &params[0];
+        if (p->data_type == OSSL_PARAM_UNSIGNED_INTEGER
+            && p->data_size == sizeof(size_t) && p->data != NULL) {
+            *(size_t *)p->data = CHACHARNG_MAX_REQUEST;
+            p->return_size = sizeof(size_t);
+            return 1;
+        }
+        return OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_REQUEST);
+    }
 
     p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_MAX_REQUEST);
     if (p != NULL) {
