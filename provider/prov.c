@@ -151,6 +151,7 @@ static int chacharng_prov_get_params(void *vprov, OSSL_PARAM params[])
 
 static void chacharng_prov_teardown(void *vprov)
 {
+    chacharng_random_teardown(vprov);
     free(vprov);
 }
 
@@ -162,6 +163,7 @@ static const OSSL_DISPATCH prov_functions[] = {
     { OSSL_FUNC_PROVIDER_QUERY_OPERATION, (void (*)(void))chacharng_prov_query },
     { OSSL_FUNC_PROVIDER_GET_REASON_STRINGS,
       (void (*)(void))chacharng_prov_reasons },
+    { OSSL_FUNC_PROVIDER_RANDOM_BYTES, (void (*)(void))chacharng_random_bytes },
     { 0, NULL }
 };
 

@@ -124,4 +124,28 @@ int chacharng_seed_parent_strength(CHACHARNG_RAND_CTX *ctx,
 int chacharng_seed_parent_counter(CHACHARNG_RAND_CTX *ctx,
                                   unsigned int *counter);
 
+/* ------------------------------------------------------------------------
+ * random_bytes.c: the OpenSSL 3.5+ random-provider path (DESIGN.md sec. 7)
+ * ------------------------------------------------------------------------ */
+typedef int chacharng_random_bytes_fn(void *provctx, int which, void *buf,
+                                      size_t n, unsigned int strength);
+#ifdef OSSL_FUNC_PROVIDER_RANDOM_BYTES
+/* 3.5+ headers: the table entry is type-checked against theirs */
+_Static_assert(__builtin_types_compatible_p(OSSL_FUNC_provider_random_bytes_fn,
+                                            chacharng_random_bytes_fn),
+               "random_bytes signature differs from libcrypto's");
+#else
+/* 3.0-3.4 headers lack the id; their libcrypto ignores the entry */
+#define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
+#endif
+/*
+ * RAND_bytes (|which| 0) and RAND_priv_bytes (1) when chacharng is the
+ * random provider: |n| bytes from this thread's generator for |which|.
+ * Lock-free after a thread's first call.  Returns 1 on success, 0 with an
+ * error raised.
+ */
+chacharng_random_bytes_fn chacharng_random_bytes;
+/* Wipe and unmap every thread's generators of |prov| (provider teardown). */
+void chacharng_random_teardown(const CHACHARNG_PROV_CTX *prov);
+
 #endif

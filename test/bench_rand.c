@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * RAND_bytes as applications see it, per OpenSSL configuration: libcrypto's
+ * default (CTR-DRBG), chacharng as the DRBG chain (openssl.cnf.sample) and,
+ * on OpenSSL 3.5+, chacharng as the random provider
+ * (openssl-random-provider.cnf.sample); with getrandom(2) as the yardstick.
+ * Each configuration runs in a forked child, so each gets a fresh default
+ * library context.  Not a test: `make bench-rand` builds and runs it.
+ *
+ * Usage: bench_rand [-q] SRCDIR   (-q: shorter runs)
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/rand.h>
+
+#define MAX_THREADS 2
+#define REPEATS 5 /* best of */
+
+static double run_seconds = 0.3;
+
+enum source { SRC_RAND_BYTES, SRC_GETRANDOM };
+
+struct run {
+    enum source src;
+    size_t len;
+    unsigned long calls;
+    int failed;
+    pthread_barrier_t *start;
+    double elapsed;
+};
+
+static double now_sec(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int one_call(enum source src, unsigned char *buf, size_t len)
+{
+    if (src == SRC_RAND_BYTES)
+        return RAND_bytes(buf, (int)len) == 1;
+    return getrandom(buf, len, 0) == (ssize_t)len;
+}
+
+/* Call the source for run_seconds, in batches so the clock costs nothing. */
+static void *worker(void *arg)
+{
+    struct run *r = arg;
+    unsigned char buf[64];
+    double t0, t;
+    unsigned long n = 0;
+    int i;
+
+    pthread_barrier_wait(r->start);
+    t0 = now_sec();
+    do {
+        for (i = 0; i < 4096; i++)
+            if (!one_call(r->src, buf, r->len))
+                r->failed = 1;
+        n += 4096;
+        t = now_sec();
+    } while (t - t0 < run_seconds && !r->failed);
+    r->calls = n;
+    r->elapsed = t - t0;
+    return NULL;
+}
+
+/*
+ * Calls per second summed over |nthreads| threads (best of REPEATS), or a
+ * negative value on failure.
+ */
+static double rate(enum source src, size_t len, int nthreads)
+{
+    double best = 0;
+    int rep, i;
+
+    for (rep = 0; rep < REPEATS; rep++) {
+        struct run runs[MAX_THREADS];
+        pthread_t th[MAX_THREADS];
+        pthread_barrier_t start;
+        double total = 0;
+
+        pthread_barrier_init(&start, NULL, (unsigned int)nthreads);
+        memset(runs, 0, sizeof(runs));
+        for (i = 0; i < nthreads; i++) {
+            runs[i].src = src;
+            runs[i].len = len;
+            runs[i].start = &start;
+            if (pthread_create(&th[i], NULL, worker, &runs[i]) != 0)
+                return -1;
+        }
+        for (i = 0; i < nthreads; i++) {
+            pthread_join(th[i], NULL);
+            if (runs[i].failed)
+                return -1;
+            total += (double)runs[i].calls / runs[i].elapsed;
+        }
+        pthread_barrier_destroy(&start);
+        if (total > best)
+            best = total;
+    }
+    return best;
+}
+
+/* ------------------------------------------------------------------------
+ * One configuration per child; results come back as "key value" lines.
+ * ------------------------------------------------------------------------ */
+
+struct config {
+    const char *key;   /* short name used in the result lines */
+    const char *label;
+    const char *file;  /* OPENSSL_CONF, relative to srcdir; NULL: none */
+    int min_minor;     /* needs OpenSSL 3.<min_minor> */
+};
+
+static const struct config configs[] = {
+    { "default", "libcrypto default (CTR-DRBG)", NULL, 0 },
+    { "chain", "chacharng DRBG chain (openssl.cnf.sample)",
+      "openssl.cnf.sample", 0 },
+    { "provider", "chacharng random provider "
+      "(openssl-random-provider.cnf.sample)",
+      "openssl-random-provider.cnf.sample", 5 },
+};
+
+static void measure_config(const struct config *c, const char *srcdir,
+                           FILE *out)
+{
+    char path[4096];
+    unsigned char buf[16];
+
+    if (c->file != NULL) {
+        snprintf(path, sizeof(path), "%s/%s", srcdir, c->file);
+        setenv("OPENSSL_CONF", path, 1);
+    } else {
+        /* no config at all: what an application gets by default */
+        setenv("OPENSSL_CONF", "/dev/null", 1);
+    }
+    if (!OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL)
+        || RAND_bytes(buf, sizeof(buf)) != 1) {
+        ERR_print_errors_fp(stderr);
+        fprintf(out, "%s.error 1\n", c->key);
+        return;
+    }
+    fprintf(out, "%s.r16 %.0f\n", c->key, rate(SRC_RAND_BYTES, 16, 1));
+    fprintf(out, "%s.r16x2 %.0f\n", c->key, rate(SRC_RAND_BYTES, 16, 2));
+    fprintf(out, "%s.r4 %.0f\n", c->key, rate(SRC_RAND_BYTES, 4, 1));
+    fflush(out);
+}
+
+struct result {
+    char key[64];
+    double value;
+};
+
+static struct result results[64];
+static size_t nresults;
+
+static double get(const char *key)
+{
+    size_t i;
+
+    for (i = 0; i < nresults; i++)
+        if (strcmp(results[i].key, key) == 0)
+            return results[i].value;
+    return -1;
+}
+
+static void run_config(const struct config *c, const char *srcdir)
+{
+    int fds[2], status;
+    pid_t pid;
+    FILE *in;
+    char line[256];
+
+    fflush(stdout);
+    if (pipe(fds) != 0 || (pid = fork()) < 0) {
+        perror("bench_rand");
+        exit(1);
+    }
+    if (pid == 0) {
+        FILE *out = fdopen(fds[1], "w");
+
+        close(fds[0]);
+        measure_config(c, srcdir, out);
+        fclose(out);
+        _exit(0);
+    }
+    close(fds[1]);
+    in = fdopen(fds[0], "r");
+    while (fgets(line, sizeof(line), in) != NULL && nresults < 64) {
+        if (sscanf(line, "%63s %lf", results[nresults].key,
+                   &results[nresults].value) == 2)
+            nresults++;
+    }
+    fclose(in);
+    waitpid(pid, &status, 0);
+}
+
+static void row(const char *what, const char *key)
+{
+    double r = get(key);
+
+    if (r > 0)
+        printf("  %-44s %8.1f ns/call %12.0f calls/s\n", what, 1e9 / r, r);
+    else
+        printf("  %-44s (failed)\n", what);
+}
+
+static void ratio(const char *what, const char *num, const char *den)
+{
+    double a = get(num), b = get(den);
+
+    if (a > 0 && b > 0)
+        printf("  %-44s %8.2fx\n", what, a / b);
+}
+
+int main(int argc, char **argv)
+{
+    const char *srcdir = ".";
+    size_t i;
+    int minor = (int)OPENSSL_version_minor();
+    char key[64];
+
+    for (i = 1; i < (size_t)argc; i++) {
+        if (strcmp(argv[i], "-q") == 0)
+            run_seconds = 0.05;
+        else
+            srcdir = argv[i];
+    }
+    printf("%s; %ld CPUs online; best of %d runs of %.2f s\n",
+           OpenSSL_version(OPENSSL_VERSION), sysconf(_SC_NPROCESSORS_ONLN),
+           REPEATS, run_seconds);
+    results[nresults].value = rate(SRC_GETRANDOM, 4, 1);
+    strcpy(results[nresults++].key, "getrandom.r4");
+    row("getrandom(2), 4 bytes (libc; vDSO if it has it)", "getrandom.r4");
+
+    for (i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+        const struct config *c = &configs[i];
+
+        if (OPENSSL_version_major() == 3 && minor < c->min_minor) {
+            printf("%s: needs OpenSSL 3.%d\n", c->label, c->min_minor);
+            continue;
+        }
+        run_config(c, srcdir);
+        printf("%s:\n", c->label);
+        snprintf(key, sizeof(key), "%s.error", c->key);
+        if (get(key) > 0) {
+            printf("  (this configuration does not load)\n");
+            continue;
+        }
+        snprintf(key, sizeof(key), "%s.r16", c->key);
+        row("RAND_bytes(16), 1 thread", key);
+        snprintf(key, sizeof(key), "%s.r16x2", c->key);
+        row("RAND_bytes(16), 2 threads (sum)", key);
+        snprintf(key, sizeof(key), "%s.r4", c->key);
+        row("RAND_bytes(4), 1 thread", key);
+    }
+    printf("ratios:\n");
+    ratio("chain vs default, RAND_bytes(16)", "chain.r16", "default.r16");
+    ratio("provider vs default, RAND_bytes(16)", "provider.r16",
+          "default.r16");
+    ratio("provider, 2 threads vs 1, RAND_bytes(16)", "provider.r16x2",
+          "provider.r16");
+    ratio("chain, 2 threads vs 1, RAND_bytes(16)", "chain.r16x2",
+          "chain.r16");
+    ratio("default, 2 threads vs 1, RAND_bytes(16)", "default.r16x2",
+          "default.r16");
+    ratio("provider RAND_bytes(4) vs getrandom(4)", "provider.r4",
+          "getrandom.r4");
+    ratio("chain RAND_bytes(4) vs getrandom(4)", "chain.r4", "getrandom.r4");
+    return 0;
+}
