@@ -103,6 +103,60 @@ if [ -z "$quick" ]; then
     fi
     rm -rf "$results_dir"
 
+    # --- the OpenSSL matrix: make check of the tarball in debootstrap
+    # chroots of Debian 13 (OpenSSL 3.5) and unstable (3.6), counted per
+    # version.  Chroots are made in $CHACHARNG_CHROOT_DIR if missing.
+    note "OpenSSL 3.5 (Debian trixie) and 3.6 (Debian sid) in chroots"
+    matrix_dir=$(mktemp -d)
+    # the tarball of the stage above, else a new one
+    tarballs=(chacharng-*.tar.xz)
+    [ -f "${tarballs[0]}" ] || { make dist >/dev/null; tarballs=(chacharng-*.tar.xz); }
+    tarball=${tarballs[0]}
+    if [ -f "$tarball" ]; then
+        bash .ci/chroot-matrix.sh "$tarball" "$matrix_dir" trixie sid
+        for suite in trixie sid; do
+            ver=$(sed -n 's/^OpenSSL \([0-9.]*\).*/\1/p' \
+                "$matrix_dir/$suite.version" 2>/dev/null)
+            stage="make check (OpenSSL ${ver:-?}, Debian $suite chroot)"
+            if [ -f "$matrix_dir/$suite.skip" ]; then
+                skip "$stage" "$(cat "$matrix_dir/$suite.skip")"
+            else
+                count_log "$stage" "$matrix_dir/$suite.log"
+            fi
+        done
+    else
+        check "make dist (for the OpenSSL matrix)" false
+    fi
+    rm -rf "$matrix_dir"
+
+    # --- hardening: sanitizers, valgrind, ThreadSanitizer, fuzzing -------
+    # Each stage builds the tarball in a directory of its own and is
+    # bounded in time (.ci/hardening.sh); the stage name shows its time.
+    note "hardening: ASan+UBSan, valgrind, ThreadSanitizer, libFuzzer, man page"
+    hard_dir=$(mktemp -d)
+    tarballs=(chacharng-*.tar.xz)
+    [ -f "${tarballs[0]}" ] || { make dist >/dev/null; tarballs=(chacharng-*.tar.xz); }
+    if [ -f "${tarballs[0]}" ]; then
+        bash .ci/hardening.sh "${tarballs[0]}" "$hard_dir" \
+            sanitizers valgrind tsan fuzz manpage
+        for s in "sanitizers:make check (ASan+UBSan)" \
+                 "valgrind:make check-valgrind (memcheck)" \
+                 "tsan:thread tests (ThreadSanitizer)" \
+                 "fuzz:libFuzzer (${FUZZ_SECONDS:-60} s)" \
+                 "manpage:man page (groff -ww)"; do
+            r=${s%%:*}
+            stage="${s#*:} [$(cat "$hard_dir/$r.time" 2>/dev/null || echo ?) s]"
+            if [ -f "$hard_dir/$r.skip" ]; then
+                skip "$stage" "$(cat "$hard_dir/$r.skip")"
+            else
+                count_log "$stage" "$hard_dir/$r.log"
+            fi
+        done
+    else
+        check "make dist (for the hardening stages)" false
+    fi
+    rm -rf "$hard_dir"
+
     # --- shell scripts -----------------------------------------------------
     if command -v shellcheck >/dev/null; then
         check "shellcheck" shellcheck .ci/run .ci/*.sh test/*.sh

@@ -10,6 +10,8 @@
  * Usage: bench_rand [-q] SRCDIR   (-q: shorter runs)
  */
 #define _POSIX_C_SOURCE 200809L
+/* RAND_get_rand_method() is measured on its own: the lock RAND_bytes takes */
+#define OPENSSL_SUPPRESS_DEPRECATED
 
 #include <pthread.h>
 #include <stdio.h>
@@ -29,7 +31,7 @@
 
 static double run_seconds = 0.3;
 
-enum source { SRC_RAND_BYTES, SRC_GETRANDOM };
+enum source { SRC_RAND_BYTES, SRC_GETRANDOM, SRC_METHOD };
 
 struct run {
     enum source src;
@@ -52,6 +54,8 @@ static int one_call(enum source src, unsigned char *buf, size_t len)
 {
     if (src == SRC_RAND_BYTES)
         return RAND_bytes(buf, (int)len) == 1;
+    if (src == SRC_METHOD)
+        return RAND_get_rand_method() != NULL;
     return getrandom(buf, len, 0) == (ssize_t)len;
 }
 
@@ -157,6 +161,8 @@ static void measure_config(const struct config *c, const char *srcdir,
     fprintf(out, "%s.r16 %.0f\n", c->key, rate(SRC_RAND_BYTES, 16, 1));
     fprintf(out, "%s.r16x2 %.0f\n", c->key, rate(SRC_RAND_BYTES, 16, 2));
     fprintf(out, "%s.r4 %.0f\n", c->key, rate(SRC_RAND_BYTES, 4, 1));
+    fprintf(out, "%s.m1 %.0f\n", c->key, rate(SRC_METHOD, 0, 1));
+    fprintf(out, "%s.m2 %.0f\n", c->key, rate(SRC_METHOD, 0, 2));
     fflush(out);
 }
 
@@ -267,6 +273,10 @@ int main(int argc, char **argv)
         row("RAND_bytes(16), 2 threads (sum)", key);
         snprintf(key, sizeof(key), "%s.r4", c->key);
         row("RAND_bytes(4), 1 thread", key);
+        snprintf(key, sizeof(key), "%s.m1", c->key);
+        row("libcrypto's RAND_get_rand_method(), 1 thread", key);
+        snprintf(key, sizeof(key), "%s.m2", c->key);
+        row("libcrypto's RAND_get_rand_method(), 2 threads", key);
     }
     printf("ratios:\n");
     ratio("chain vs default, RAND_bytes(16)", "chain.r16", "default.r16");
@@ -278,6 +288,8 @@ int main(int argc, char **argv)
           "chain.r16");
     ratio("default, 2 threads vs 1, RAND_bytes(16)", "default.r16x2",
           "default.r16");
+    ratio("RAND_get_rand_method, 2 threads vs 1", "default.m2",
+          "default.m1");
     ratio("provider RAND_bytes(4) vs getrandom(4)", "provider.r4",
           "getrandom.r4");
     ratio("chain RAND_bytes(4) vs getrandom(4)", "chain.r4", "getrandom.r4");

@@ -118,7 +118,8 @@ static void recs_free(struct recs *r)
 static int draw(OSSL_LIB_CTX *lc, int priv, unsigned char *buf, size_t len)
 {
     if (lc == NULL)
-        return priv ? RAND_priv_bytes(buf, (int)len) : RAND_bytes(buf, (int)len);
+        return priv ? RAND_priv_bytes(buf, (int)len)
+                    : RAND_bytes(buf, (int)len);
     return priv ? RAND_priv_bytes_ex(lc, buf, len, 0)
                 : RAND_bytes_ex(lc, buf, len, 0);
 }
@@ -473,9 +474,11 @@ static void test_chain(void)
     OSSL_PARAM p[2];
     int ok;
 
-    TU_OK(is_ours(primary), "chain: the primary DRBG is CHACHA20-DRBG @ chacharng");
+    TU_OK(is_ours(primary),
+          "chain: the primary DRBG is CHACHA20-DRBG @ chacharng");
     TU_OK(is_ours(pub), "chain: the public DRBG is CHACHA20-DRBG @ chacharng");
-    TU_OK(is_ours(priv), "chain: the private DRBG is CHACHA20-DRBG @ chacharng");
+    TU_OK(is_ours(priv),
+          "chain: the private DRBG is CHACHA20-DRBG @ chacharng");
     if (primary == NULL || pub == NULL || priv == NULL) {
         dump_errors();
         return;
@@ -528,7 +531,8 @@ static void part_chain(void)
          && OPENSSL_INIT_set_config_filename(set, sample)
          && OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, set);
     OPENSSL_INIT_free(set);
-    if (!TU_OK(ok, "chain: openssl.cnf.sample loads (config_diagnostics = 1)")) {
+    if (!TU_OK(ok,
+               "chain: openssl.cnf.sample loads (config_diagnostics = 1)")) {
         dump_errors();
         free(sample);
         return;
@@ -704,6 +708,7 @@ static void test_only_random_provider(void)
     char text[sizeof(head) + 64];
     char *with, *without;
     OSSL_LIB_CTX *lc;
+    EVP_RAND *ctr;
     unsigned char a[32], b[32];
     int ok;
 
@@ -720,9 +725,11 @@ static void test_only_random_provider(void)
     if (!ok)
         dump_errors();
     ERR_set_mark();
-    TU_OK(lc != NULL && EVP_RAND_fetch(lc, "CTR-DRBG", NULL) == NULL,
+    ctr = lc != NULL ? EVP_RAND_fetch(lc, "CTR-DRBG", NULL) : NULL;
+    TU_OK(lc != NULL && ctr == NULL,
           "random provider: ... and that context has no CTR-DRBG to fall "
           "back on");
+    EVP_RAND_free(ctr);
     ERR_pop_to_mark();
     OSSL_LIB_CTX_free(lc);
 

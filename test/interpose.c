@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Interposed getrandom/mmap/munmap (and, with IP_WITH_ALLOC, malloc and
+ * calloc) for the fault-injection and zeroization tests; see interpose.h.
+ * The real functions are found with dlsym(RTLD_NEXT), so a sanitizer or
+ * valgrind allocator below us keeps working.  Calls are attributed to the
+ * module by their return address; munmap is matched by address instead,
+ * because a tail call (or a thread-exit destructor) may reach it from
+ * outside the module.
+ */
+#define _GNU_SOURCE
+
+#include "interpose.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/types.h>
+
+#define MAX_MAPPINGS 256
+
+/* The build hides symbols by default; interposers must be seen. */
+#define IP_EXPORT __attribute__((visibility("default")))
+/*
+ * The interposers can run inside a sanitizer's own start-up, before its
+ * shadow memory exists: nothing on that path may be instrumented.
+ */
+#define IP_NOSAN __attribute__((no_sanitize_address, no_sanitize_thread))
+
+/*
+ * A sanitizer runtime intercepts these itself and exports its versions
+ * under these names: call them directly, because it may call the plain
+ * names (and so us) while starting up, before dlsym could be used.
+ */
+extern void *__interceptor_mmap(void *, size_t, int, int, int, off_t)
+    __attribute__((weak));
+extern int __interceptor_munmap(void *, size_t) __attribute__((weak));
+
+static uintptr_t mod_lo, mod_hi;
+
+IP_NOSAN static int from_module(const void *ret)
+{
+    uintptr_t a = (uintptr_t)ret;
+
+    return mod_hi != 0 && a >= mod_lo && a < mod_hi;
+}
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    int i;
+
+    (void)size;
+    (void)arg;
+    if (info->dlpi_name == NULL || strstr(info->dlpi_name, "chacharng") == NULL
+        || strstr(info->dlpi_name, ".so") == NULL)
+        return 0;
+    for (i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (info->dlpi_addr + ph->p_vaddr < lo)
+            lo = info->dlpi_addr + ph->p_vaddr;
+        if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+            hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+    }
+    if (hi == 0)
+        return 0;
+    mod_lo = lo;
+    mod_hi = hi;
+    return 1;
+}
+
+int ip_attach_module(void)
+{
+    return dl_iterate_phdr(find_module, NULL) == 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* getrandom                                                              */
+/* ---------------------------------------------------------------------- */
+
+typedef ssize_t getrandom_fn(void *, size_t, unsigned int);
+
+static enum ip_getrandom_mode gr_mode;
+static unsigned long gr_calls;
+
+void ip_getrandom_mode(enum ip_getrandom_mode mode)
+{
+    __atomic_store_n(&gr_mode, mode, __ATOMIC_SEQ_CST);
+}
+
+unsigned long ip_getrandom_calls(void)
+{
+    return __atomic_load_n(&gr_calls, __ATOMIC_SEQ_CST);
+}
+
+void ip_getrandom_reset_calls(void)
+{
+    __atomic_store_n(&gr_calls, 0, __ATOMIC_SEQ_CST);
+}
+
+IP_EXPORT ssize_t getrandom(void *buf, size_t buflen, unsigned int flags)
+{
+    static getrandom_fn *real;
+    enum ip_getrandom_mode mode = IP_GETRANDOM_REAL;
+
+    if (real == NULL)
+        real = (getrandom_fn *)dlsym(RTLD_NEXT, "getrandom");
+    if (from_module(__builtin_return_address(0))) {
+        __atomic_add_fetch(&gr_calls, 1, __ATOMIC_SEQ_CST);
+        mode = __atomic_load_n(&gr_mode, __ATOMIC_SEQ_CST);
+    }
+    switch (mode) {
+    case IP_GETRANDOM_FAIL:
+        errno = EIO;
+        return -1;
+    case IP_GETRANDOM_EINTR:
+        /* one interruption, then back to normal */
+        ip_getrandom_mode(IP_GETRANDOM_REAL);
+        errno = EINTR;
+        return -1;
+    case IP_GETRANDOM_SHORT:
+        if (buflen > 1)
+            buflen = 1;
+        break;
+    case IP_GETRANDOM_REAL:
+    default:
+        break;
+    }
+    if (real == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(buf, buflen, flags);
+}
+
+/* ---------------------------------------------------------------------- */
+/* mmap / munmap                                                          */
+/* ---------------------------------------------------------------------- */
+
+typedef void *mmap_fn(void *, size_t, int, int, int, off_t);
+typedef int munmap_fn(void *, size_t);
+
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ip_mapping maps[MAX_MAPPINGS];
+static size_t nmaps;
+static unsigned int mmap_countdown;
+static int mmap_fired;
+
+void ip_fail_mmap(unsigned int nth)
+{
+    pthread_mutex_lock(&map_lock);
+    mmap_countdown = nth;
+    mmap_fired = 0;
+    pthread_mutex_unlock(&map_lock);
+}
+
+int ip_mmap_fired(void)
+{
+    int f;
+
+    pthread_mutex_lock(&map_lock);
+    f = mmap_fired;
+    pthread_mutex_unlock(&map_lock);
+    return f;
+}
+
+size_t ip_mappings(const struct ip_mapping **out)
+{
+    size_t n;
+
+    pthread_mutex_lock(&map_lock);
+    n = nmaps;
+    pthread_mutex_unlock(&map_lock);
+    *out = maps;
+    return n;
+}
+
+void ip_mappings_reset(void)
+{
+    pthread_mutex_lock(&map_lock);
+    nmaps = 0;
+    pthread_mutex_unlock(&map_lock);
+}
+
+IP_NOSAN int ip_all_zero(const void *p, size_t len)
+{
+    const volatile unsigned char *c = p;
+    unsigned char acc = 0;
+    size_t i;
+
+    for (i = 0; i < len; i++)
+        acc |= c[i];
+    return acc == 0;
+}
+
+IP_EXPORT IP_NOSAN void *mmap(void *addr, size_t len, int prot, int flags,
+                              int fd, off_t off)
+{
+    static mmap_fn *real;
+    void *p;
+
+    if (real == NULL)
+        real = __interceptor_mmap != NULL
+                   ? __interceptor_mmap
+                   : (mmap_fn *)dlsym(RTLD_NEXT, "mmap");
+    if (!from_module(__builtin_return_address(0)))
+        return real(addr, len, prot, flags, fd, off);
+
+    pthread_mutex_lock(&map_lock);
+    if (mmap_countdown > 0 && --mmap_countdown == 0) {
+        mmap_fired = 1;
+        pthread_mutex_unlock(&map_lock);
+        errno = ENOMEM;
+        return MAP_FAILED;
+    }
+    p = real(addr, len, prot, flags, fd, off);
+    if (p != MAP_FAILED && nmaps < MAX_MAPPINGS) {
+        maps[nmaps].addr = p;
+        maps[nmaps].len = len;
+        maps[nmaps].live = 1;
+        maps[nmaps].zero_at_unmap = 0;
+        nmaps++;
+    }
+    pthread_mutex_unlock(&map_lock);
+    return p;
+}
+
+IP_EXPORT IP_NOSAN int munmap(void *addr, size_t len)
+{
+    static munmap_fn *real;
+    size_t i;
+
+    if (real == NULL)
+        real = __interceptor_munmap != NULL
+                   ? __interceptor_munmap
+                   : (munmap_fn *)dlsym(RTLD_NEXT, "munmap");
+    pthread_mutex_lock(&map_lock);
+    for (i = 0; i < nmaps; i++) {
+        if (maps[i].live && maps[i].addr == addr) {
+            /* the moment of truth: what the page still holds as it goes */
+            maps[i].zero_at_unmap = ip_all_zero(addr, maps[i].len);
+            maps[i].live = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&map_lock);
+    return real(addr, len);
+}
+
+/* ---------------------------------------------------------------------- */
+/* smaps                                                                  */
+/* ---------------------------------------------------------------------- */
+
+int ip_smaps_vmflags(const void *addr, char *buf, size_t buflen)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    int in_it = 0, found = 0;
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long start, end;
+
+        /* a mapping header: "start-end perms offset dev inode [path]" */
+        if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
+            in_it = start == (unsigned long)(uintptr_t)addr;
+            continue;
+        }
+        if (in_it && strncmp(line, "VmFlags:", 8) == 0) {
+            snprintf(buf, buflen, "%s", line + 8);
+            buf[strcspn(buf, "\n")] = '\0';
+            found = 1;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+int ip_vmflags_has(const char *vmflags, const char *flag)
+{
+    size_t n = strlen(flag);
+    const char *p = vmflags;
+
+    while (*p != '\0') {
+        while (*p == ' ')
+            p++;
+        if (strncmp(p, flag, n) == 0 && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+        while (*p != ' ' && *p != '\0')
+            p++;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* malloc / calloc (t_faults only)                                        */
+/* ---------------------------------------------------------------------- */
+
+#ifdef IP_WITH_ALLOC
+
+typedef void *malloc_fn(size_t);
+typedef void *calloc_fn(size_t, size_t);
+
+static unsigned int alloc_countdown;
+static int alloc_fired;
+static __thread int resolving;
+
+void ip_fail_alloc(unsigned int nth)
+{
+    __atomic_store_n(&alloc_fired, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&alloc_countdown, nth, __ATOMIC_SEQ_CST);
+}
+
+int ip_alloc_fired(void)
+{
+    return __atomic_load_n(&alloc_fired, __ATOMIC_SEQ_CST);
+}
+
+/* 1 if this module allocation is the one armed to fail. */
+IP_NOSAN static int should_fail(const void *ret)
+{
+    unsigned int c;
+
+    if (!from_module(ret))
+        return 0;
+    c = __atomic_load_n(&alloc_countdown, __ATOMIC_SEQ_CST);
+    while (c > 0) {
+        if (__atomic_compare_exchange_n(&alloc_countdown, &c, c - 1, 0,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+            if (c == 1) {
+                __atomic_store_n(&alloc_fired, 1, __ATOMIC_SEQ_CST);
+                return 1;
+            }
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* The sanitizer's allocator, when there is one (see mmap above). */
+extern void *__interceptor_malloc(size_t) __attribute__((weak));
+extern void *__interceptor_calloc(size_t, size_t) __attribute__((weak));
+
+/*
+ * Otherwise dlsym(RTLD_NEXT).  It may itself allocate on some C
+ * libraries; a nested call while we resolve gets NULL, which every caller
+ * must already handle.
+ */
+static void *resolve(const char *name)
+{
+    void *f;
+
+    resolving = 1;
+    f = dlsym(RTLD_NEXT, name);
+    resolving = 0;
+    return f;
+}
+
+IP_EXPORT IP_NOSAN void *malloc(size_t n)
+{
+    static malloc_fn *real;
+
+    if (real == NULL) {
+        if (__interceptor_malloc != NULL)
+            real = __interceptor_malloc;
+        else if (resolving)
+            return NULL;
+        else
+            real = (malloc_fn *)resolve("malloc");
+    }
+    if (should_fail(__builtin_return_address(0))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return real(n);
+}
+
+IP_EXPORT IP_NOSAN void *calloc(size_t n, size_t size)
+{
+    static calloc_fn *real;
+
+    if (real == NULL) {
+        if (__interceptor_calloc != NULL)
+            real = __interceptor_calloc;
+        else if (resolving)
+            return NULL;
+        else
+            real = (calloc_fn *)resolve("calloc");
+    }
+    if (should_fail(__builtin_return_address(0))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return real(n, size);
+}
+
+#else
+
+void ip_fail_alloc(unsigned int nth)
+{
+    (void)nth;
+}
+
+int ip_alloc_fired(void)
+{
+    return 0;
+}
+
+#endif

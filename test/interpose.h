@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Fault injection and memory observation by symbol interposition, for
+ * t_faults and t_zeroize.  A test executable that links interpose.c with
+ * -rdynamic defines getrandom, mmap, munmap, malloc and calloc itself; the
+ * dynamic linker then binds the dlopen'd chacharng module to these
+ * definitions instead of libc's, so the tests can make the entropy syscall
+ * or an allocation fail and can look at every state page the module maps
+ * and unmaps, with no hook in the provider.  Only calls made from inside
+ * the module (by return address) are failed or recorded; everything else
+ * passes straight through.
+ */
+#ifndef CHACHARNG_INTERPOSE_H
+#define CHACHARNG_INTERPOSE_H
+
+#include <stddef.h>
+
+/*
+ * Find the loaded chacharng module (any object whose file name contains
+ * "chacharng") and start filtering on its address range.  Call after the
+ * module is loaded.  Returns 1 if it was found.
+ */
+int ip_attach_module(void);
+
+/* getrandom(2) behaviour for calls from the module. */
+enum ip_getrandom_mode {
+    IP_GETRANDOM_REAL = 0, /* the real system call */
+    IP_GETRANDOM_FAIL,     /* -1 with errno EIO */
+    IP_GETRANDOM_EINTR,    /* -1 with errno EINTR once, then real */
+    IP_GETRANDOM_SHORT     /* real, but at most 1 byte per call */
+};
+void ip_getrandom_mode(enum ip_getrandom_mode mode);
+/* getrandom() calls made by the module since the last reset. */
+unsigned long ip_getrandom_calls(void);
+void ip_getrandom_reset_calls(void);
+
+/*
+ * Make the |nth| (1-based) malloc/calloc from the module, counting from
+ * now, return NULL with ENOMEM; 0 disarms.  ip_alloc_fired() says whether
+ * the armed failure happened.
+ */
+void ip_fail_alloc(unsigned int nth);
+int ip_alloc_fired(void);
+
+/* The same for mmap. */
+void ip_fail_mmap(unsigned int nth);
+int ip_mmap_fired(void);
+
+/* Every mapping the module made (up to a fixed number), oldest first. */
+struct ip_mapping {
+    unsigned char *addr;
+    size_t len;
+    int live;          /* not unmapped yet */
+    int zero_at_unmap; /* every byte was zero when munmap was called */
+};
+
+/* Number of mappings recorded; *|maps| receives the array. */
+size_t ip_mappings(const struct ip_mapping **maps);
+
+/* Forget the recorded mappings (live ones stay live in the module). */
+void ip_mappings_reset(void);
+
+/* 1 if every byte of |p|..|p|+|len| is zero. */
+int ip_all_zero(const void *p, size_t len);
+
+/*
+ * The VmFlags line of /proc/self/smaps for the mapping that starts at
+ * |addr|, copied into |buf|.  Returns 1 if found.
+ */
+int ip_smaps_vmflags(const void *addr, char *buf, size_t buflen);
+
+/* 1 if the two-letter flag |flag| (e.g. "dd") is in a VmFlags line. */
+int ip_vmflags_has(const char *vmflags, const char *flag);
+
+#endif

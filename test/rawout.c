@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Write the raw CHACHA20-DRBG output stream to stdout, for the statistical
+ * batteries (rngtest, dieharder -g 200).  The DRBG is loaded exactly as an
+ * application would load it (OPENSSL_MODULES, no parent, so it seeds from
+ * the core's entropy source) and is driven with a mix of request sizes, so
+ * the stream covers the buffered path, refills and the direct path.
+ *
+ *   rawout [-i KERNEL] [-n BYTES]   stream (forever without -n)
+ *   rawout -l                       list the kernels this CPU can run
+ *
+ * The kernel is the provider's choice (CHACHARNG_IMPL applies), or the one
+ * given with -i, set through the `impl` context parameter and read back.
+ * It is named on stderr.  A closed pipe ends the stream quietly.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <openssl/provider.h>
+
+#include "chacha.h"
+
+#define MAX_CALL 65536
+
+static int list_kernels(void)
+{
+    const struct chacha_impl *list;
+    size_t n, i;
+
+    list = chacha_impl_list(&n);
+    for (i = 0; i < n; i++)
+        if (chacha_impl_supported(&list[i]))
+            printf("%s\n", list[i].name);
+    return 0;
+}
+
+/*
+ * Request sizes: mostly large (the batteries need a lot of data), with a
+ * share of small and buffer-edge sizes so every path of the generator
+ * contributes to the stream.
+ */
+static size_t next_size(uint32_t *x)
+{
+    static const size_t edges[] = { 1, 63, 64, 65, 959, 960, 961, 1024 };
+    uint32_t r;
+
+    *x ^= *x << 13;
+    *x ^= *x >> 17;
+    *x ^= *x << 5;
+    r = *x;
+    if ((r & 7) == 0)
+        return edges[(r >> 3) % (sizeof(edges) / sizeof(edges[0]))];
+    if ((r & 7) == 1)
+        return 1 + (r >> 3) % 200;
+    return 4096 + (r >> 3) % (MAX_CALL - 4096 + 1);
+}
+
+static int write_all(const unsigned char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(STDOUT_FILENO, p, n);
+
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno == EPIPE ? 0 : -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 1;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: rawout [-i KERNEL] [-n BYTES] | rawout -l\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    const char *want = NULL;
+    unsigned long long limit = 0, done = 0;
+    OSSL_LIB_CTX *libctx = NULL;
+    OSSL_PROVIDER *prov = NULL;
+    EVP_RAND *rand = NULL;
+    EVP_RAND_CTX *ctx = NULL;
+    static unsigned char buf[MAX_CALL];
+    char impl[32] = "";
+    OSSL_PARAM p[2];
+    uint32_t x = 0x2545f491u;
+    int opt, ret = 1;
+
+    while ((opt = getopt(argc, argv, "i:n:l")) != -1) {
+        switch (opt) {
+        case 'i':
+            want = optarg;
+            break;
+        case 'n':
+            limit = strtoull(optarg, NULL, 0);
+            break;
+        case 'l':
+            return list_kernels();
+        default:
+            usage();
+        }
+    }
+    if (optind != argc)
+        usage();
+    /* a reader that stops early is the normal end for a battery */
+    signal(SIGPIPE, SIG_IGN);
+
+    libctx = OSSL_LIB_CTX_new();
+    prov = libctx != NULL ? OSSL_PROVIDER_load(libctx, "chacharng") : NULL;
+    rand = prov != NULL ? EVP_RAND_fetch(libctx, "CHACHA20-DRBG",
+                                         "provider=chacharng")
+                        : NULL;
+    ctx = rand != NULL ? EVP_RAND_CTX_new(rand, NULL) : NULL;
+    if (ctx == NULL) {
+        fprintf(stderr, "rawout: cannot load CHACHA20-DRBG "
+                        "(OPENSSL_MODULES=%s)\n",
+                getenv("OPENSSL_MODULES") ? getenv("OPENSSL_MODULES") : "");
+        goto end;
+    }
+    if (want != NULL) {
+        char copy[32];
+
+        snprintf(copy, sizeof(copy), "%s", want);
+        p[0] = OSSL_PARAM_construct_utf8_string("impl", copy, 0);
+        p[1] = OSSL_PARAM_construct_end();
+        if (!EVP_RAND_CTX_set_params(ctx, p)) {
+            fprintf(stderr, "rawout: kernel %s refused\n", want);
+            goto end;
+        }
+    }
+    if (!EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL))
+        goto end;
+    p[0] = OSSL_PARAM_construct_utf8_string("impl", impl, sizeof(impl));
+    p[1] = OSSL_PARAM_construct_end();
+    if (!EVP_RAND_CTX_get_params(ctx, p)
+        || (want != NULL && strcmp(impl, want) != 0)) {
+        fprintf(stderr, "rawout: kernel in use is \"%s\", not \"%s\"\n", impl,
+                want != NULL ? want : "?");
+        goto end;
+    }
+    fprintf(stderr, "rawout: CHACHA20-DRBG, kernel %s\n", impl);
+
+    for (;;) {
+        size_t n = next_size(&x);
+        int w;
+
+        if (limit != 0 && n > limit - done)
+            n = (size_t)(limit - done);
+        if (!EVP_RAND_generate(ctx, buf, n, 256, 0, NULL, 0)) {
+            fprintf(stderr, "rawout: generate failed\n");
+            goto end;
+        }
+        w = write_all(buf, n);
+        if (w < 0) {
+            perror("rawout: write");
+            goto end;
+        }
+        if (w == 0)
+            break; /* the reader has all it wanted */
+        done += n;
+        if (limit != 0 && done >= limit)
+            break;
+    }
+    ret = 0;
+
+ end:
+    if (ret != 0)
+        ERR_print_errors_fp(stderr);
+    EVP_RAND_CTX_free(ctx);
+    EVP_RAND_free(rand);
+    if (prov != NULL)
+        OSSL_PROVIDER_unload(prov);
+    OSSL_LIB_CTX_free(libctx);
+    return ret;
+}
