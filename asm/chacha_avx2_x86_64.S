@@ -1,30 +1,52 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ChaCha20 keystream kernel for x86_64 with AVX2, RFC 8439 section 2.3.
+ * ChaCha20 keystream kernel for x86_64 with AVX2 (RFC 8439 section 2.3:
+ * 20 rounds, 64-byte blocks, little-endian words).
  *
  * void chacharng_chacha_blocks_avx2(uint8_t *out,          rdi
  *                                   const uint32_t st[16], rsi
  *                                   size_t nblocks);       rdx
  *
- * Writes nblocks * 64 bytes of keystream to out (any alignment) for block
- * counters st[12], st[12] + 1, ... modulo 2^32 (no carry into st[13]).
- * Reads only st[0..15] and the constants below, writes only
- * out[0 .. nblocks * 64).
+ * Writes nblocks * 64 bytes of keystream to out (any alignment, stored with
+ * vmovdqu/vextracti128) for block counters st[12], st[12] + 1, ... modulo
+ * 2^32; st[13] never receives a carry.  Reads only st[0..15] and the
+ * constant table below, writes only out[0 .. nblocks * 64).  nblocks == 0
+ * returns at once.
  *
- * Layout: 8 blocks per iteration, "vertical": ymm register i holds state
- * word i of the 8 blocks; the counter vector is st[12] + {0..7} (vpaddd
- * wraps per lane).  Rotates by 16 and 8 are one vpshufb each; rotates by
- * 12 and 7 need a scratch register, so around them the a0 word is parked
- * in a stack slot.  After the feed-forward a 4x4 transpose inside each
- * 128-bit lane gives 16-byte pieces of blocks j (low lane) and j + 4
- * (high lane).  A final 1..7 blocks are computed as 8 into a stack buffer
- * and only the blocks asked for are copied out.
+ * Clobbers: rcx, rdx, rdi, r8, r11, flags, ymm0-ymm15 (all returned zeroed
+ * by vzeroall, which also leaves the upper halves clean as vzeroupper
+ * would).  No callee-saved register is touched.  Stack use: rsp is saved
+ * in r11 (the CFA register meanwhile), aligned down to 32 bytes and
+ * lowered by 1056 bytes: the working state of two 8-block batches and the
+ * counter vector.  That area is overwritten with zeros before returning.
  *
- * Clobbers: rax, rcx, rdx, rsi, rdi, r8, flags, ymm0-ymm15.  Stack: rbp is
- * saved, then a 32-byte aligned frame of 1312 bytes (input state, the
- * parking slot, transpose scratch, tail buffer).  Before returning the
- * frame is zeroed and vzeroall clears every ymm register (and serves as
- * the vzeroupper the ABI expects), since they held key and keystream.
+ * Layout: "vertical" -- ymm register i holds state word i of eight
+ * consecutive blocks, so a quarter round is lane-wise arithmetic.
+ * Rotations by 16 and 8 are one vpshufb each, by 12 and 7 shift, shift, or.
+ *
+ * Batches:
+ *   - 16 blocks per iteration (also for a final 9..15): two independent
+ *     8-block states X and Y.  Vector operations have two-cycle latency on
+ *     recent cores, and the four dependency chains of one state leave most
+ *     vector pipes idle; eight chains fill them.  Thirty-two state words
+ *     do not fit in sixteen registers, so the b words of both states and
+ *     six of the eight d words stay in registers while a, c and the other
+ *     d words live in the frame and are read as memory operands; each
+ *     value that goes through memory is next read many instructions later,
+ *     keeping store-to-load forwarding off the dependency chains.
+ *   - a final 1..8 blocks: one 8-block state in registers, with word 11
+ *     (a "c" word in both column and diagonal rounds) in the frame so a
+ *     register is left for the rotate scratch.
+ * After the feed-forward a 4x4 word transpose inside each 128-bit lane
+ * turns a group of four words into 16-byte pieces of blocks k (low lane)
+ * and k + 4 (high lane), stored without any cross-lane shuffle.  A partial
+ * batch computes all its blocks but stores only those asked for (branching
+ * on the count), so nothing outside out[] is written.  Counters are
+ * per-lane 32-bit vpaddd, which wraps modulo 2^32 without carrying into
+ * word 13.
+ *
+ * On exit every ymm register is zeroed and the stack area is wiped, as
+ * they held key material and keystream.
  */
 #include "asm_common.h"
 
@@ -32,208 +54,370 @@
 
         .section .rodata
         .p2align 5
-.Lavx2_lane_ctr:
+/* vpshufb patterns: rotate every 32-bit word left by 16 / by 8. */
+.Lrot16:
+        .byte 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13
+        .byte 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13
+.Lrot8:
+        .byte 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14
+        .byte 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14
+/* Lane k of a batch uses counter base + k. */
+.Liota:
         .long 0, 1, 2, 3, 4, 5, 6, 7
-.Lavx2_eight:
+/* Counter distance between consecutive 8-block batches. */
+.Leight:
         .long 8, 8, 8, 8, 8, 8, 8, 8
-/* vpshufb masks rotating each 32-bit word left by 16 and by 8 */
-.Lavx2_rot16:
-        .byte 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13
-        .byte 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13
-.Lavx2_rot8:
-        .byte 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14
-        .byte 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14
-
-/* Frame layout (offsets from the aligned rsp). */
-#define S(i)    (32 * (i))      /* input state, one vector per word */
-#define PARK    512             /* a0 while b words rotate */
-#define T(i)    (544 + 32 * (i))/* x8..x15 during the transpose */
-#define TAIL    800             /* 8 blocks for a final partial batch */
-#define FRAME   1312
 
         .text
 
-/* x = x <<< n, with t as scratch. */
-.macro ROTL n, x, t
-        vpsrld  $(32 - \n), \x, \t
-        vpslld  $\n, \x, \x
-        vpor    \t, \x, \x
-.endm
+/* Work area layout (offsets from the 32-byte aligned rsp). */
+#define XS      0               /* state of batch X, one vector a word */
+#define YS      512             /* state of batch Y */
+#define CTR     1024            /* block counters of batch X */
+#define AREA    1056
+#define W(base, i) ((base) + 32 * (i))
 
-/* Four quarter rounds side by side on (a_i, b_i, c_i, d_i), i = 0..3. */
-.macro QUARTERS a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3
-        vpaddd  \b0, \a0, \a0
-        vpaddd  \b1, \a1, \a1
-        vpaddd  \b2, \a2, \a2
-        vpaddd  \b3, \a3, \a3
-        vpxor   \a0, \d0, \d0
-        vpxor   \a1, \d1, \d1
-        vpxor   \a2, \d2, \d2
-        vpxor   \a3, \d3, \d3
-        vpshufb .Lavx2_rot16(%rip), \d0, \d0
-        vpshufb .Lavx2_rot16(%rip), \d1, \d1
-        vpshufb .Lavx2_rot16(%rip), \d2, \d2
-        vpshufb .Lavx2_rot16(%rip), \d3, \d3
-        vpaddd  \d0, \c0, \c0
-        vpaddd  \d1, \c1, \c1
-        vpaddd  \d2, \c2, \c2
-        vpaddd  \d3, \c3, \c3
-        vpxor   \c0, \b0, \b0
-        vpxor   \c1, \b1, \b1
-        vpxor   \c2, \b2, \b2
-        vpxor   \c3, \b3, \b3
-        vmovdqa \c3, PARK(%rsp)
-        ROTL    12, \b0, \c3
-        ROTL    12, \b1, \c3
-        ROTL    12, \b2, \c3
-        ROTL    12, \b3, \c3
-        vmovdqa PARK(%rsp), \c3
-        vpaddd  \b0, \a0, \a0
-        vpaddd  \b1, \a1, \a1
-        vpaddd  \b2, \a2, \a2
-        vpaddd  \b3, \a3, \a3
-        vpxor   \a0, \d0, \d0
-        vpxor   \a1, \d1, \d1
-        vpxor   \a2, \d2, \d2
-        vpxor   \a3, \d3, \d3
-        vpshufb .Lavx2_rot8(%rip), \d0, \d0
-        vpshufb .Lavx2_rot8(%rip), \d1, \d1
-        vpshufb .Lavx2_rot8(%rip), \d2, \d2
-        vpshufb .Lavx2_rot8(%rip), \d3, \d3
-        vpaddd  \d0, \c0, \c0
-        vpaddd  \d1, \c1, \c1
-        vpaddd  \d2, \c2, \c2
-        vpaddd  \d3, \c3, \c3
-        vpxor   \c0, \b0, \b0
-        vpxor   \c1, \b1, \b1
-        vpxor   \c2, \b2, \b2
-        vpxor   \c3, \b3, \b3
-        vmovdqa \c3, PARK(%rsp)
-        ROTL    7, \b0, \c3
-        ROTL    7, \b1, \c3
-        ROTL    7, \b2, \c3
-        ROTL    7, \b3, \c3
-        vmovdqa PARK(%rsp), \c3
+/* x = rotl32(x, n) through scratch t. */
+.macro ROTL n, x, t
+        vpslld  $\n, %ymm\x, %ymm\t
+        vpsrld  $(32 - \n), %ymm\x, %ymm\x
+        vpor    %ymm\t, %ymm\x, %ymm\x
 .endm
 
 /*
- * Transpose word vectors r0..r3 inside each 128-bit lane and store the
- * 16-byte pieces: lane 0 of result j goes to block j, lane 1 to block
- * j + 4, at byte offset off within the block.  t0, t1 are scratch; xr1,
- * xt0, xr3, xr0 name the xmm halves of r1, t0, r3, r0.
+ * Pair path.  Register use: X's b words 4..7 in ymm0-3, Y's in ymm4-7;
+ * X's d words 12..15 in ymm10-13, Y's 12 and 13 in ymm14 and ymm15 (Y's 14
+ * and 15 in the frame); ymm8 is the one scratch, shared by all quarter
+ * rounds (renaming removes the false dependencies); ymm9 holds the
+ * rotate-by-16 pattern, the rotate-by-8 one is a memory operand.
+ *
+ * First half of a quarter round: a += b; d ^= a; d <<<= 16; c += d;
+ * b ^= c; b <<<= 12.  s is the state's frame offset, a, c, d word numbers,
+ * b the register holding b, dr the register holding d or m if d is in
+ * the frame.
  */
-.macro TRANSPOSE_STORE r0, r1, r2, r3, t0, t1, xr0, xr1, xr3, xt0, off
-        vpunpckldq  \r1, \r0, \t0       /* r0[0] r1[0] r0[1] r1[1] per lane */
-        vpunpckhdq  \r1, \r0, \r0       /* r0[2] r1[2] r0[3] r1[3] */
-        vpunpckldq  \r3, \r2, \t1       /* r2[0] r3[0] r2[1] r3[1] */
-        vpunpckhdq  \r3, \r2, \r2       /* r2[2] r3[2] r2[3] r3[3] */
-        vpunpcklqdq \t1, \t0, \r1       /* blocks 0 | 4 */
-        vpunpckhqdq \t1, \t0, \t0       /* blocks 1 | 5 */
-        vpunpcklqdq \r2, \r0, \r3       /* blocks 2 | 6 */
-        vpunpckhqdq \r2, \r0, \r0       /* blocks 3 | 7 */
-        vmovdqu     \xr1, (\off + 0 * 64)(%r8)
-        vmovdqu     \xt0, (\off + 1 * 64)(%r8)
-        vmovdqu     \xr3, (\off + 2 * 64)(%r8)
-        vmovdqu     \xr0, (\off + 3 * 64)(%r8)
-        vextracti128 $1, \r1, (\off + 4 * 64)(%r8)
-        vextracti128 $1, \t0, (\off + 5 * 64)(%r8)
-        vextracti128 $1, \r3, (\off + 6 * 64)(%r8)
-        vextracti128 $1, \r0, (\off + 7 * 64)(%r8)
+.macro QRA s, a, b, c, d, dr
+        vpaddd  W(\s, \a)(%rsp), %ymm\b, %ymm8
+        vmovdqa %ymm8, W(\s, \a)(%rsp)
+        .ifc    \dr, m
+        vpxor   W(\s, \d)(%rsp), %ymm8, %ymm8
+        vpshufb %ymm9, %ymm8, %ymm8
+        vmovdqa %ymm8, W(\s, \d)(%rsp)
+        vpaddd  W(\s, \c)(%rsp), %ymm8, %ymm8
+        .else
+        vpxor   %ymm8, %ymm\dr, %ymm\dr
+        vpshufb %ymm9, %ymm\dr, %ymm\dr
+        vpaddd  W(\s, \c)(%rsp), %ymm\dr, %ymm8
+        .endif
+        vmovdqa %ymm8, W(\s, \c)(%rsp)
+        vpxor   %ymm8, %ymm\b, %ymm\b
+        ROTL    12, \b, 8
 .endm
 
-        .p2align 5
+/* Second half: a += b; d ^= a; d <<<= 8; c += d; b ^= c; b <<<= 7. */
+.macro QRB s, a, b, c, d, dr
+        vpaddd  W(\s, \a)(%rsp), %ymm\b, %ymm8
+        vmovdqa %ymm8, W(\s, \a)(%rsp)
+        .ifc    \dr, m
+        vpxor   W(\s, \d)(%rsp), %ymm8, %ymm8
+        vpshufb .Lrot8(%rip), %ymm8, %ymm8
+        vmovdqa %ymm8, W(\s, \d)(%rsp)
+        vpaddd  W(\s, \c)(%rsp), %ymm8, %ymm8
+        .else
+        vpxor   %ymm8, %ymm\dr, %ymm\dr
+        vpshufb .Lrot8(%rip), %ymm\dr, %ymm\dr
+        vpaddd  W(\s, \c)(%rsp), %ymm\dr, %ymm8
+        .endif
+        vmovdqa %ymm8, W(\s, \c)(%rsp)
+        vpxor   %ymm8, %ymm\b, %ymm\b
+        ROTL    7, \b, 8
+.endm
+
+/*
+ * One column round or one diagonal round of both states: all first
+ * halves, then all second halves, X before Y (alternating X and Y
+ * quarter rounds measured the same).  Arguments per quarter
+ * round: a word, X's b register, c word, d word, X's d register, Y's b
+ * register, Y's d register (or m).
+ */
+.macro HALF2 q0:vararg
+        HALF2_ A, \q0
+        HALF2_ B, \q0
+.endm
+.macro HALF2_ h, a0,bx0,c0,d0,dx0,by0,dy0, a1,bx1,c1,d1,dx1,by1,dy1, a2,bx2,c2,d2,dx2,by2,dy2, a3,bx3,c3,d3,dx3,by3,dy3
+        QR\h    XS, \a0, \bx0, \c0, \d0, \dx0
+        QR\h    XS, \a1, \bx1, \c1, \d1, \dx1
+        QR\h    XS, \a2, \bx2, \c2, \d2, \dx2
+        QR\h    XS, \a3, \bx3, \c3, \d3, \dx3
+        QR\h    YS, \a0, \by0, \c0, \d0, \dy0
+        QR\h    YS, \a1, \by1, \c1, \d1, \dy1
+        QR\h    YS, \a2, \by2, \c2, \d2, \dy2
+        QR\h    YS, \a3, \by3, \c3, \d3, \dy3
+.endm
+
+/*
+ * Single path: sixteen words in registers except word 11, which stays in
+ * the frame and is updated through ymm11, also the rotate scratch.  Four
+ * quarter rounds interleaved step by step.
+ */
+.macro QR4 a0,b0,c0,d0, a1,b1,c1,d1, a2,b2,c2,d2, a3,b3,d3
+        vpaddd  %ymm\b0, %ymm\a0, %ymm\a0
+        vpaddd  %ymm\b1, %ymm\a1, %ymm\a1
+        vpaddd  %ymm\b2, %ymm\a2, %ymm\a2
+        vpaddd  %ymm\b3, %ymm\a3, %ymm\a3
+        vpxor   %ymm\a0, %ymm\d0, %ymm\d0
+        vpxor   %ymm\a1, %ymm\d1, %ymm\d1
+        vpxor   %ymm\a2, %ymm\d2, %ymm\d2
+        vpxor   %ymm\a3, %ymm\d3, %ymm\d3
+        vpshufb .Lrot16(%rip), %ymm\d0, %ymm\d0
+        vpshufb .Lrot16(%rip), %ymm\d1, %ymm\d1
+        vpshufb .Lrot16(%rip), %ymm\d2, %ymm\d2
+        vpshufb .Lrot16(%rip), %ymm\d3, %ymm\d3
+
+        vpaddd  %ymm\d0, %ymm\c0, %ymm\c0
+        vpaddd  %ymm\d1, %ymm\c1, %ymm\c1
+        vpaddd  %ymm\d2, %ymm\c2, %ymm\c2
+        vpaddd  W(XS, 11)(%rsp), %ymm\d3, %ymm11
+        vmovdqa %ymm11, W(XS, 11)(%rsp)
+        vpxor   %ymm\c0, %ymm\b0, %ymm\b0
+        vpxor   %ymm\c1, %ymm\b1, %ymm\b1
+        vpxor   %ymm\c2, %ymm\b2, %ymm\b2
+        vpxor   %ymm11, %ymm\b3, %ymm\b3
+        ROTL    12, \b0, 11
+        ROTL    12, \b1, 11
+        ROTL    12, \b2, 11
+        ROTL    12, \b3, 11
+
+        vpaddd  %ymm\b0, %ymm\a0, %ymm\a0
+        vpaddd  %ymm\b1, %ymm\a1, %ymm\a1
+        vpaddd  %ymm\b2, %ymm\a2, %ymm\a2
+        vpaddd  %ymm\b3, %ymm\a3, %ymm\a3
+        vpxor   %ymm\a0, %ymm\d0, %ymm\d0
+        vpxor   %ymm\a1, %ymm\d1, %ymm\d1
+        vpxor   %ymm\a2, %ymm\d2, %ymm\d2
+        vpxor   %ymm\a3, %ymm\d3, %ymm\d3
+        vpshufb .Lrot8(%rip), %ymm\d0, %ymm\d0
+        vpshufb .Lrot8(%rip), %ymm\d1, %ymm\d1
+        vpshufb .Lrot8(%rip), %ymm\d2, %ymm\d2
+        vpshufb .Lrot8(%rip), %ymm\d3, %ymm\d3
+
+        vpaddd  %ymm\d0, %ymm\c0, %ymm\c0
+        vpaddd  %ymm\d1, %ymm\c1, %ymm\c1
+        vpaddd  %ymm\d2, %ymm\c2, %ymm\c2
+        vpaddd  W(XS, 11)(%rsp), %ymm\d3, %ymm11
+        vmovdqa %ymm11, W(XS, 11)(%rsp)
+        vpxor   %ymm\c0, %ymm\b0, %ymm\b0
+        vpxor   %ymm\c1, %ymm\b1, %ymm\b1
+        vpxor   %ymm\c2, %ymm\b2, %ymm\b2
+        vpxor   %ymm11, %ymm\b3, %ymm\b3
+        ROTL    7, \b0, 11
+        ROTL    7, \b1, 11
+        ROTL    7, \b2, 11
+        ROTL    7, \b3, 11
+.endm
+
+/*
+ * Transpose four registers a, b, c, d (words w..w+3, one block per lane)
+ * inside each 128-bit lane, with scratch t.  Afterwards the low lane of c
+ * holds block 0's words w..w+3 and its high lane block 4's; likewise a
+ * blocks 1/5, t blocks 2/6, d blocks 3/7.  b is free.
+ */
+.macro TRANSPOSE4 a, b, c, d, t
+        vpunpckldq %ymm\b, %ymm\a, %ymm\t       /* a0 b0 a1 b1 */
+        vpunpckhdq %ymm\b, %ymm\a, %ymm\b       /* a2 b2 a3 b3 */
+        vpunpckldq %ymm\d, %ymm\c, %ymm\a       /* c0 d0 c1 d1 */
+        vpunpckhdq %ymm\d, %ymm\c, %ymm\d       /* c2 d2 c3 d3 */
+        vpunpcklqdq %ymm\a, %ymm\t, %ymm\c      /* a0 b0 c0 d0 */
+        vpunpckhqdq %ymm\a, %ymm\t, %ymm\a      /* a1 b1 c1 d1 */
+        vpunpcklqdq %ymm\d, %ymm\b, %ymm\t      /* a2 b2 c2 d2 */
+        vpunpckhqdq %ymm\d, %ymm\b, %ymm\d      /* a3 b3 c3 d3 */
+.endm
+
+/*
+ * Store the 16-byte pieces at byte offset off of blocks 0..rcx-1 (rcx is
+ * 1..8); r0..r3 hold blocks 0..3 in their low lanes, 4..7 in their high
+ * lanes.  For a full batch the branches always fall through and are
+ * perfectly predicted; in a partial batch they keep the stores inside out[].
+ */
+.macro STORE8 off, r0, r1, r2, r3
+        vmovdqu %xmm\r0, \off(%rdi)
+        cmpl    $1, %ecx
+        je      9f
+        vmovdqu %xmm\r1, 64+\off(%rdi)
+        cmpl    $2, %ecx
+        je      9f
+        vmovdqu %xmm\r2, 128+\off(%rdi)
+        cmpl    $3, %ecx
+        je      9f
+        vmovdqu %xmm\r3, 192+\off(%rdi)
+        cmpl    $4, %ecx
+        je      9f
+        vextracti128 $1, %ymm\r0, 256+\off(%rdi)
+        cmpl    $5, %ecx
+        je      9f
+        vextracti128 $1, %ymm\r1, 320+\off(%rdi)
+        cmpl    $6, %ecx
+        je      9f
+        vextracti128 $1, %ymm\r2, 384+\off(%rdi)
+        cmpl    $7, %ecx
+        je      9f
+        vextracti128 $1, %ymm\r3, 448+\off(%rdi)
+9:
+.endm
+
+/* r += st[w] in every lane (the batch's counters for w = 12, plus 8 * k),
+ * through scratch t. */
+.macro FFW w, r, t, k
+        .if \w == 12
+        vpaddd  CTR(%rsp), %ymm\r, %ymm\r
+        .if \k
+        vpaddd  .Leight(%rip), %ymm\r, %ymm\r
+        .endif
+        .else
+        vpbroadcastd 4*\w(%rsi), %ymm\t
+        vpaddd  %ymm\t, %ymm\r, %ymm\r
+        .endif
+.endm
+
+/*
+ * Feed-forward, transpose and store the 8-block batch whose final state
+ * is at frame offset s and whose counters are batch X's + 8 * k, to
+ * out + 512 * k.  rcx = number of its blocks to store.
+ */
+.macro OUTPUT s, k
+        .irp    g, 0, 1, 2, 3
+        vmovdqa W(\s, 4 * \g)(%rsp), %ymm0
+        vmovdqa W(\s, 4 * \g + 1)(%rsp), %ymm1
+        vmovdqa W(\s, 4 * \g + 2)(%rsp), %ymm2
+        vmovdqa W(\s, 4 * \g + 3)(%rsp), %ymm3
+        FFW     (4 * \g), 0, 4, \k
+        FFW     (4 * \g + 1), 1, 5, \k
+        FFW     (4 * \g + 2), 2, 6, \k
+        FFW     (4 * \g + 3), 3, 7, \k
+        TRANSPOSE4 0, 1, 2, 3, 4
+        STORE8  (512*\k+16*\g), 2, 0, 4, 3
+        .endr
+.endm
+
 FUNC_BEGIN(chacharng_chacha_blocks_avx2)
         LANDING_PAD
         testq   %rdx, %rdx
-        jz      .Lavx2_return
-        pushq   %rbp
-        .cfi_adjust_cfa_offset 8
-        .cfi_offset %rbp, -16
-        movq    %rsp, %rbp
-        .cfi_def_cfa_register %rbp
-        subq    $FRAME, %rsp
+        jz      .Lreturn
+
+        /* r11 keeps the entry rsp (and is the CFA base meanwhile), so no
+         * callee-saved register is needed for the aligned frame. */
+        movq    %rsp, %r11
+        .cfi_def_cfa_register %r11
         andq    $-32, %rsp
+        subq    $AREA, %rsp
 
-        /* Broadcast each input word across a vector. */
-        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-        vpbroadcastd (4 * \i)(%rsi), %ymm0
-        vmovdqa %ymm0, S(\i)(%rsp)
-        .endr
-        vmovdqa S(12)(%rsp), %ymm0
-        vpaddd  .Lavx2_lane_ctr(%rip), %ymm0, %ymm0
-        vmovdqa %ymm0, S(12)(%rsp)
-
-.Lavx2_batch:
-        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-        vmovdqa S(\i)(%rsp), %ymm\i
-        .endr
-        movl    $10, %eax
-.Lavx2_double_round:
-        QUARTERS %ymm0, %ymm1, %ymm2, %ymm3, %ymm4, %ymm5, %ymm6, %ymm7, \
-                 %ymm8, %ymm9, %ymm10, %ymm11, %ymm12, %ymm13, %ymm14, %ymm15
-        QUARTERS %ymm0, %ymm1, %ymm2, %ymm3, %ymm5, %ymm6, %ymm7, %ymm4, \
-                 %ymm10, %ymm11, %ymm8, %ymm9, %ymm15, %ymm12, %ymm13, %ymm14
-        decl    %eax
-        jnz     .Lavx2_double_round
-
-        /* Feed-forward: add the input state. */
-        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-        vpaddd  S(\i)(%rsp), %ymm\i, %ymm\i
-        .endr
-
-        /* Full batch straight to out; a partial one through TAIL. */
-        movq    %rdi, %r8
-        cmpq    $8, %rdx
-        jae     1f
-        leaq    TAIL(%rsp), %r8
-1:
-        .irp i, 8, 9, 10, 11, 12, 13, 14, 15
-        vmovdqa %ymm\i, T(\i - 8)(%rsp)
-        .endr
-        TRANSPOSE_STORE %ymm0, %ymm1, %ymm2, %ymm3, %ymm8, %ymm9, \
-                        %xmm0, %xmm1, %xmm3, %xmm8, 0
-        TRANSPOSE_STORE %ymm4, %ymm5, %ymm6, %ymm7, %ymm8, %ymm9, \
-                        %xmm4, %xmm5, %xmm7, %xmm8, 16
-        .irp i, 0, 1, 2, 3, 4, 5, 6, 7
-        vmovdqa T(\i)(%rsp), %ymm\i
-        .endr
-        TRANSPOSE_STORE %ymm0, %ymm1, %ymm2, %ymm3, %ymm8, %ymm9, \
-                        %xmm0, %xmm1, %xmm3, %xmm8, 32
-        TRANSPOSE_STORE %ymm4, %ymm5, %ymm6, %ymm7, %ymm8, %ymm9, \
-                        %xmm4, %xmm5, %xmm7, %xmm8, 48
+        vpbroadcastd 48(%rsi), %ymm0
+        vpaddd  .Liota(%rip), %ymm0, %ymm0
+        vmovdqa %ymm0, CTR(%rsp)
 
         cmpq    $8, %rdx
-        jb      .Lavx2_tail
-        vmovdqa S(12)(%rsp), %ymm0
-        vpaddd  .Lavx2_eight(%rip), %ymm0, %ymm0
-        vmovdqa %ymm0, S(12)(%rsp)
-        addq    $512, %rdi
+        jbe     .Lsingle
+
+        .p2align 4
+.Lpair:
+        /* Words shared by X and Y go to both frames; registers get the
+         * b and d words listed above. */
+        .irp    w, 0, 1, 2, 3, 8, 9, 10, 11
+        vpbroadcastd 4*\w(%rsi), %ymm8
+        vmovdqa %ymm8, W(XS, \w)(%rsp)
+        vmovdqa %ymm8, W(YS, \w)(%rsp)
+        .endr
+        vpbroadcastd 16(%rsi), %ymm0
+        vpbroadcastd 20(%rsi), %ymm1
+        vpbroadcastd 24(%rsi), %ymm2
+        vpbroadcastd 28(%rsi), %ymm3
+        vmovdqa %ymm0, %ymm4
+        vmovdqa %ymm1, %ymm5
+        vmovdqa %ymm2, %ymm6
+        vmovdqa %ymm3, %ymm7
+        vmovdqa CTR(%rsp), %ymm10
+        vpbroadcastd 52(%rsi), %ymm11
+        vpbroadcastd 56(%rsi), %ymm12
+        vpbroadcastd 60(%rsi), %ymm13
+        vpaddd  .Leight(%rip), %ymm10, %ymm14
+        vmovdqa %ymm11, %ymm15
+        vmovdqa %ymm12, W(YS, 14)(%rsp)
+        vmovdqa %ymm13, W(YS, 15)(%rsp)
+        vmovdqa .Lrot16(%rip), %ymm9
+
+        movl    $10, %r8d
+        .p2align 4
+.Lpair_dround:
+        HALF2   0,0,8,12,10,4,14, 1,1,9,13,11,5,15, 2,2,10,14,12,6,m, 3,3,11,15,13,7,m
+        HALF2   0,1,10,15,13,5,m, 1,2,11,12,10,6,14, 2,3,8,13,11,7,15, 3,0,9,14,12,4,m
+        decl    %r8d
+        jnz     .Lpair_dround
+
+        .irp    w, 4, 5, 6, 7
+        vmovdqa %ymm\w, W(YS, \w)(%rsp)
+        .endr
+        vmovdqa %ymm0, W(XS, 4)(%rsp)
+        vmovdqa %ymm1, W(XS, 5)(%rsp)
+        vmovdqa %ymm2, W(XS, 6)(%rsp)
+        vmovdqa %ymm3, W(XS, 7)(%rsp)
+        vmovdqa %ymm10, W(XS, 12)(%rsp)
+        vmovdqa %ymm11, W(XS, 13)(%rsp)
+        vmovdqa %ymm12, W(XS, 14)(%rsp)
+        vmovdqa %ymm13, W(XS, 15)(%rsp)
+        vmovdqa %ymm14, W(YS, 12)(%rsp)
+        vmovdqa %ymm15, W(YS, 13)(%rsp)
+
+        movl    $8, %ecx
+        OUTPUT  XS, 0
+        /* rcx = blocks of Y to store = min(nblocks left - 8, 8) */
+        leaq    -8(%rdx), %rcx
+        movl    $8, %r8d
+        cmpq    %r8, %rcx
+        cmovaq  %r8, %rcx
+        OUTPUT  YS, 1
+
+        vmovdqa CTR(%rsp), %ymm0
+        vpaddd  .Leight(%rip), %ymm0, %ymm0
+        vpaddd  .Leight(%rip), %ymm0, %ymm0
+        vmovdqa %ymm0, CTR(%rsp)
+        addq    $1024, %rdi
         subq    $8, %rdx
-        jnz     .Lavx2_batch
-        jmp     .Lavx2_wipe
+        subq    %rcx, %rdx
+        jz      .Lwipe
+        cmpq    $8, %rdx
+        ja      .Lpair
 
-.Lavx2_tail:
-        /* copy the 1..7 blocks asked for */
-        movq    %rdx, %rcx
-        shlq    $6, %rcx
-        leaq    TAIL(%rsp), %rsi
-        rep movsb
+        /* 1..8 blocks: one state, in registers but for word 11. */
+.Lsingle:
+        .irp    w, 0,1,2,3,4,5,6,7,8,9,10,11,13,14,15
+        vpbroadcastd 4*\w(%rsi), %ymm\w
+        .endr
+        vmovdqa %ymm11, W(XS, 11)(%rsp)
+        vmovdqa CTR(%rsp), %ymm12
+        movl    $10, %r8d
+        .p2align 4
+.Lsingle_dround:
+        QR4     0,4,8,12, 1,5,9,13, 2,6,10,14, 3,7,15
+        QR4     0,5,10,15, 2,7,8,13, 3,4,9,14, 1,6,12
+        decl    %r8d
+        jnz     .Lsingle_dround
+        .irp    w, 0,1,2,3,4,5,6,7,8,9,10,12,13,14,15
+        vmovdqa %ymm\w, W(XS, \w)(%rsp)
+        .endr
+        movl    %edx, %ecx
+        OUTPUT  XS, 0
 
-.Lavx2_wipe:
-        /* The frame held the key, the state and keystream: zero it all. */
+.Lwipe:
+        /* Nothing derived from the key may outlive the call. */
         vpxor   %xmm0, %xmm0, %xmm0
-        xorl    %eax, %eax
-2:
-        vmovdqa %ymm0, (%rsp, %rax)
-        addq    $32, %rax
-        cmpq    $FRAME, %rax
-        jb      2b
+        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32
+        vmovdqa %ymm0, 32 * \i(%rsp)
+        .endr
         vzeroall
-        movq    %rbp, %rsp
-        popq    %rbp
-        .cfi_def_cfa %rsp, 8
-        .cfi_restore %rbp
-.Lavx2_return:
+
+        movq    %r11, %rsp
+        .cfi_def_cfa_register %rsp
+.Lreturn:
         ret
 FUNC_END(chacharng_chacha_blocks_avx2)
 

@@ -1,31 +1,50 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ChaCha20 keystream kernel for x86_64, pure SSE2 (the x86_64 baseline: no
- * pshufb or later), RFC 8439 section 2.3.
+ * ChaCha20 keystream kernel for x86_64, SSE2 only: the x86_64 baseline, so
+ * no pshufb and nothing newer (RFC 8439 section 2.3: 20 rounds, 64-byte
+ * blocks, little-endian words).
  *
  * void chacharng_chacha_blocks_sse2(uint8_t *out,          rdi
  *                                   const uint32_t st[16], rsi
  *                                   size_t nblocks);       rdx
  *
- * Writes nblocks * 64 bytes of keystream to out (any alignment) for block
- * counters st[12], st[12] + 1, ... modulo 2^32 (no carry into st[13]).
- * Reads only st[0..15] and the constant below, writes only
- * out[0 .. nblocks * 64).
+ * Writes nblocks * 64 bytes of keystream to out (any alignment, stored with
+ * movdqu) for block counters st[12], st[12] + 1, ... modulo 2^32; st[13]
+ * never receives a carry.  Reads only st[0..15] and the constant table
+ * below, writes only out[0 .. nblocks * 64).  nblocks == 0 returns at once.
  *
- * Layout: 4 blocks per iteration, "vertical": xmm register i holds state
- * word i of the 4 blocks, so quarter rounds are lane-wise and the counter
- * vector is st[12] + {0,1,2,3} (paddd wraps per lane, as required).  All
- * 16 registers hold state; a rotate needs one scratch register, so around
- * each rotate the one word not involved is parked in a stack slot.  Rotate
- * by 16 is pshuflw/pshufhw, the others shift, shift, or.  A 4x4 transpose
- * then turns columns back into blocks.  A final 1..3 blocks are computed
- * as 4 into a stack buffer and only the blocks asked for are copied out.
+ * Clobbers: rcx, rdx, rdi, r8, flags, xmm0-xmm15 (all returned zeroed).
+ * No callee-saved register is touched.  Stack use: a 776-byte frame
+ * (rsp - 776, 16-byte aligned, described by CFI) holding the input words
+ * broadcast to four lanes and the working state of two 4-block batches.
+ * The frame is overwritten with zeros before returning.
  *
- * Clobbers: rax, rcx, rdx, rsi, rdi, r8, flags, xmm0-xmm15.  Stack: rbp is
- * saved, then a 16-byte aligned frame of 672 bytes (input state, the
- * parking slot, transpose scratch and the tail buffer).  Before returning
- * the whole frame and all 16 xmm registers are zeroed, since they held the
- * key and keystream.
+ * Layout: "vertical" -- an xmm register holds one state word of four
+ * consecutive blocks, so a quarter round is lane-wise arithmetic.
+ * Rotations: by 16 with pshuflw/pshufhw (swap the 16-bit halves of each
+ * word), the others with shift left, shift right and or.
+ *
+ * Batches:
+ *   - 8 blocks per iteration (also for a final 5..7): two independent
+ *     4-block states X and Y.  Vector operations have two-cycle latency on
+ *     recent cores, and the four dependency chains of one state leave most
+ *     vector pipes idle; eight chains fill them.  Thirty-two state words
+ *     do not fit in sixteen registers, so the b words of both states and
+ *     six of the eight d words stay in registers while a, c and the other
+ *     d words live in the frame and are read as memory operands; each
+ *     value that goes through memory is next read many instructions later,
+ *     keeping store-to-load forwarding off the dependency chains.
+ *   - a final 1..4 blocks: one 4-block state in registers, with word 11 (a
+ *     "c" word in both column and diagonal rounds) in the frame so that a
+ *     register is left for the rotate scratch.
+ * After the feed-forward a 4x4 word transpose per group of four words
+ * turns columns into 16-byte pieces of blocks.  A partial batch computes
+ * all its blocks but stores only those asked for (branching on the count),
+ * so nothing outside out[] is written.  Counters are per-lane 32-bit paddd,
+ * which wraps modulo 2^32 without carrying into word 13.
+ *
+ * On exit every xmm register is zeroed and the frame is wiped, as they
+ * held key material and keystream.
  */
 #include "asm_common.h"
 
@@ -33,211 +52,369 @@
 
         .section .rodata
         .p2align 4
-.Lsse2_lane_ctr:
+/* Lane k of a batch uses counter base + k. */
+.Liota:
         .long 0, 1, 2, 3
-.Lsse2_four:
+/* Counter distance between consecutive 4-block batches. */
+.Lfour:
         .long 4, 4, 4, 4
-
-/* Frame layout (offsets from the aligned rsp). */
-#define S(i)    (16 * (i))      /* input state, one vector per word */
-#define PARK    256             /* the word set aside around a rotate */
-#define T(i)    (272 + 16 * (i))/* x8..x15 during the transpose */
-#define TAIL    400             /* 4 blocks for a final partial batch */
-#define FRAME   672
 
         .text
 
-/* x = x <<< n, with t as scratch. */
+/* Frame layout (offsets from rsp after the prologue). */
+#define BC      0               /* st[i] in all four lanes; word 12 = counters */
+#define XS      256             /* state of batch X, one vector a word */
+#define YS      512             /* state of batch Y */
+#define FRAME   776             /* 768 used + 8 so rsp ends 16-byte aligned */
+#define W(base, i) ((base) + 16 * (i))
+
+/* x = rotl32(x, n) through scratch t. */
 .macro ROTL n, x, t
-        movdqa  \x, \t
-        pslld   $\n, \x
-        psrld   $(32 - \n), \t
-        por     \t, \x
+        movdqa  %xmm\x, %xmm\t
+        pslld   $\n, %xmm\x
+        psrld   $(32 - \n), %xmm\t
+        por     %xmm\t, %xmm\x
 .endm
 
-/* x = x <<< 16: swap the 16-bit halves of each word. */
-.macro ROT16 x
-        pshuflw $0xb1, \x, \x
-        pshufhw $0xb1, \x, \x
-.endm
-
-/*
- * Four quarter rounds side by side on (a_i, b_i, c_i, d_i), i = 0..3.
- * While the b words rotate, a0 is parked and its register is the scratch;
- * while the d words rotate by 8, c0 is parked.
- */
-.macro QUARTERS a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3
-        paddd   \b0, \a0
-        paddd   \b1, \a1
-        paddd   \b2, \a2
-        paddd   \b3, \a3
-        pxor    \a0, \d0
-        pxor    \a1, \d1
-        pxor    \a2, \d2
-        pxor    \a3, \d3
-        ROT16   \d0
-        ROT16   \d1
-        ROT16   \d2
-        ROT16   \d3
-        paddd   \d0, \c0
-        paddd   \d1, \c1
-        paddd   \d2, \c2
-        paddd   \d3, \c3
-        pxor    \c0, \b0
-        pxor    \c1, \b1
-        pxor    \c2, \b2
-        pxor    \c3, \b3
-        movdqa  \c3, PARK(%rsp)
-        ROTL    12, \b0, \c3
-        ROTL    12, \b1, \c3
-        ROTL    12, \b2, \c3
-        ROTL    12, \b3, \c3
-        movdqa  PARK(%rsp), \c3
-        paddd   \b0, \a0
-        paddd   \b1, \a1
-        paddd   \b2, \a2
-        paddd   \b3, \a3
-        pxor    \a0, \d0
-        pxor    \a1, \d1
-        pxor    \a2, \d2
-        pxor    \a3, \d3
-        movdqa  \a3, PARK(%rsp)
-        ROTL    8, \d0, \a3
-        ROTL    8, \d1, \a3
-        ROTL    8, \d2, \a3
-        ROTL    8, \d3, \a3
-        movdqa  PARK(%rsp), \a3
-        paddd   \d0, \c0
-        paddd   \d1, \c1
-        paddd   \d2, \c2
-        paddd   \d3, \c3
-        pxor    \c0, \b0
-        pxor    \c1, \b1
-        pxor    \c2, \b2
-        pxor    \c3, \b3
-        movdqa  \c3, PARK(%rsp)
-        ROTL    7, \b0, \c3
-        ROTL    7, \b1, \c3
-        ROTL    7, \b2, \c3
-        ROTL    7, \b3, \c3
-        movdqa  PARK(%rsp), \c3
+/* x = rotl32(x, 16): swap the 16-bit halves of every word. */
+.macro ROTL16 x
+        pshuflw $0xb1, %xmm\x, %xmm\x
+        pshufhw $0xb1, %xmm\x, %xmm\x
 .endm
 
 /*
- * Transpose four word vectors r0..r3 (lane j = block j) into the 16-byte
- * pieces of four blocks and store them at dst + j*64 + off; t0, t1 scratch.
+ * Pair path.  Register use: X's b words 4..7 in xmm0-3, Y's in xmm4-7;
+ * X's d words 12..15 in xmm10-13, Y's 12 and 13 in xmm14 and xmm15 (Y's 14
+ * and 15 in the frame).  xmm8 is the scratch of every quarter round and
+ * xmm9 a second one for rotating a d word that lives in the frame; sharing
+ * them costs nothing, as renaming removes the false dependencies.
+ * Load-operate instructions and stores are what this path spends on
+ * memory, hence d words in registers wherever one is left.
+ *
+ * First half of a quarter round: a += b; d ^= a; d <<<= 16; c += d;
+ * b ^= c; b <<<= 12.  s is the state's frame offset, a, c, d word numbers,
+ * b the register holding b, dr the register holding d or m if d is in
+ * the frame.
  */
-.macro TRANSPOSE_STORE r0, r1, r2, r3, t0, t1, off
-        movdqa     \r0, \t0
-        punpckldq  \r1, \t0             /* r0[0] r1[0] r0[1] r1[1] */
-        punpckhdq  \r1, \r0             /* r0[2] r1[2] r0[3] r1[3] */
-        movdqa     \r2, \t1
-        punpckldq  \r3, \t1             /* r2[0] r3[0] r2[1] r3[1] */
-        punpckhdq  \r3, \r2             /* r2[2] r3[2] r2[3] r3[3] */
-        movdqa     \t0, \r1
-        punpcklqdq \t1, \r1             /* block 0 */
-        punpckhqdq \t1, \t0             /* block 1 */
-        movdqa     \r0, \r3
-        punpcklqdq \r2, \r3             /* block 2 */
-        punpckhqdq \r2, \r0             /* block 3 */
-        movdqu     \r1, (\off + 0)(%r8)
-        movdqu     \t0, (\off + 64)(%r8)
-        movdqu     \r3, (\off + 128)(%r8)
-        movdqu     \r0, (\off + 192)(%r8)
+.macro QRA s, a, b, c, d, dr
+        movdqa  W(\s, \a)(%rsp), %xmm8
+        paddd   %xmm\b, %xmm8
+        movdqa  %xmm8, W(\s, \a)(%rsp)
+        .ifc    \dr, m
+        pxor    W(\s, \d)(%rsp), %xmm8
+        ROTL16  8
+        movdqa  %xmm8, W(\s, \d)(%rsp)
+        .else
+        pxor    %xmm8, %xmm\dr
+        ROTL16  \dr
+        movdqa  %xmm\dr, %xmm8
+        .endif
+        paddd   W(\s, \c)(%rsp), %xmm8
+        movdqa  %xmm8, W(\s, \c)(%rsp)
+        pxor    %xmm8, %xmm\b
+        ROTL    12, \b, 8
 .endm
 
-        .p2align 5
+/* Second half: a += b; d ^= a; d <<<= 8; c += d; b ^= c; b <<<= 7. */
+.macro QRB s, a, b, c, d, dr
+        movdqa  W(\s, \a)(%rsp), %xmm8
+        paddd   %xmm\b, %xmm8
+        movdqa  %xmm8, W(\s, \a)(%rsp)
+        .ifc    \dr, m
+        pxor    W(\s, \d)(%rsp), %xmm8
+        ROTL    8, 8, 9
+        movdqa  %xmm8, W(\s, \d)(%rsp)
+        .else
+        pxor    %xmm8, %xmm\dr
+        ROTL    8, \dr, 8
+        movdqa  %xmm\dr, %xmm8
+        .endif
+        paddd   W(\s, \c)(%rsp), %xmm8
+        movdqa  %xmm8, W(\s, \c)(%rsp)
+        pxor    %xmm8, %xmm\b
+        ROTL    7, \b, 8
+.endm
+
+/*
+ * One column round or one diagonal round of both states: all first
+ * halves, then all second halves, X before Y (measured faster than
+ * alternating X and Y quarter rounds).  Arguments per quarter round:
+ * a word, X's b register, c word, d word, X's d register, Y's b register,
+ * Y's d register (or m).
+ */
+.macro HALF2 q:vararg
+        HALF2_  A, \q
+        HALF2_  B, \q
+.endm
+.macro HALF2_ h, a0,bx0,c0,d0,dx0,by0,dy0, a1,bx1,c1,d1,dx1,by1,dy1, a2,bx2,c2,d2,dx2,by2,dy2, a3,bx3,c3,d3,dx3,by3,dy3
+        QR\h    XS, \a0, \bx0, \c0, \d0, \dx0
+        QR\h    XS, \a1, \bx1, \c1, \d1, \dx1
+        QR\h    XS, \a2, \bx2, \c2, \d2, \dx2
+        QR\h    XS, \a3, \bx3, \c3, \d3, \dx3
+        QR\h    YS, \a0, \by0, \c0, \d0, \dy0
+        QR\h    YS, \a1, \by1, \c1, \d1, \dy1
+        QR\h    YS, \a2, \by2, \c2, \d2, \dy2
+        QR\h    YS, \a3, \by3, \c3, \d3, \dy3
+.endm
+
+/*
+ * Single path: word i in xmm i, except word 11, which stays in the frame
+ * and is updated through xmm11, also the rotate scratch (the live ranges
+ * never overlap).  Four quarter rounds interleaved step by step; the
+ * fourth one's c word is word 11.
+ */
+.macro QR4 a0,b0,c0,d0, a1,b1,c1,d1, a2,b2,c2,d2, a3,b3,d3
+        paddd   %xmm\b0, %xmm\a0
+        paddd   %xmm\b1, %xmm\a1
+        paddd   %xmm\b2, %xmm\a2
+        paddd   %xmm\b3, %xmm\a3
+        pxor    %xmm\a0, %xmm\d0
+        pxor    %xmm\a1, %xmm\d1
+        pxor    %xmm\a2, %xmm\d2
+        pxor    %xmm\a3, %xmm\d3
+        ROTL16  \d0
+        ROTL16  \d1
+        ROTL16  \d2
+        ROTL16  \d3
+
+        paddd   %xmm\d0, %xmm\c0
+        paddd   %xmm\d1, %xmm\c1
+        paddd   %xmm\d2, %xmm\c2
+        movdqa  %xmm\d3, %xmm11
+        paddd   W(XS, 11)(%rsp), %xmm11
+        movdqa  %xmm11, W(XS, 11)(%rsp)
+        pxor    %xmm\c0, %xmm\b0
+        pxor    %xmm\c1, %xmm\b1
+        pxor    %xmm\c2, %xmm\b2
+        pxor    %xmm11, %xmm\b3
+        ROTL    12, \b0, 11
+        ROTL    12, \b1, 11
+        ROTL    12, \b2, 11
+        ROTL    12, \b3, 11
+
+        paddd   %xmm\b0, %xmm\a0
+        paddd   %xmm\b1, %xmm\a1
+        paddd   %xmm\b2, %xmm\a2
+        paddd   %xmm\b3, %xmm\a3
+        pxor    %xmm\a0, %xmm\d0
+        pxor    %xmm\a1, %xmm\d1
+        pxor    %xmm\a2, %xmm\d2
+        pxor    %xmm\a3, %xmm\d3
+        ROTL    8, \d0, 11
+        ROTL    8, \d1, 11
+        ROTL    8, \d2, 11
+        ROTL    8, \d3, 11
+
+        paddd   %xmm\d0, %xmm\c0
+        paddd   %xmm\d1, %xmm\c1
+        paddd   %xmm\d2, %xmm\c2
+        movdqa  %xmm\d3, %xmm11
+        paddd   W(XS, 11)(%rsp), %xmm11
+        movdqa  %xmm11, W(XS, 11)(%rsp)
+        pxor    %xmm\c0, %xmm\b0
+        pxor    %xmm\c1, %xmm\b1
+        pxor    %xmm\c2, %xmm\b2
+        pxor    %xmm11, %xmm\b3
+        ROTL    7, \b0, 11
+        ROTL    7, \b1, 11
+        ROTL    7, \b2, 11
+        ROTL    7, \b3, 11
+.endm
+
+/*
+ * Transpose four registers a, b, c, d (words w..w+3 of blocks 0..3, one
+ * block per lane) with scratch t.  Afterwards block 0's words w..w+3 are
+ * in a, block 1's in d, block 2's in t, block 3's in c; b is free.
+ */
+.macro TRANSPOSE4 a, b, c, d, t
+        movdqa  %xmm\a, %xmm\t
+        punpckldq %xmm\b, %xmm\a        /* a0 b0 a1 b1 */
+        punpckhdq %xmm\b, %xmm\t        /* a2 b2 a3 b3 */
+        movdqa  %xmm\c, %xmm\b
+        punpckldq %xmm\d, %xmm\c        /* c0 d0 c1 d1 */
+        punpckhdq %xmm\d, %xmm\b        /* c2 d2 c3 d3 */
+        movdqa  %xmm\a, %xmm\d
+        punpcklqdq %xmm\c, %xmm\a       /* a0 b0 c0 d0 */
+        punpckhqdq %xmm\c, %xmm\d       /* a1 b1 c1 d1 */
+        movdqa  %xmm\t, %xmm\c
+        punpcklqdq %xmm\b, %xmm\t       /* a2 b2 c2 d2 */
+        punpckhqdq %xmm\b, %xmm\c       /* a3 b3 c3 d3 */
+.endm
+
+/*
+ * Store the 16-byte pieces at byte offset off of blocks 0..rcx-1 (rcx is
+ * 1..4).  For a full batch the branches always fall through and are
+ * perfectly predicted; in a partial batch they keep the stores inside out[].
+ */
+.macro STORE4 off, r0, r1, r2, r3
+        movdqu  %xmm\r0, \off(%rdi)
+        cmpl    $1, %ecx
+        je      9f
+        movdqu  %xmm\r1, 64+\off(%rdi)
+        cmpl    $2, %ecx
+        je      9f
+        movdqu  %xmm\r2, 128+\off(%rdi)
+        cmpl    $3, %ecx
+        je      9f
+        movdqu  %xmm\r3, 192+\off(%rdi)
+9:
+.endm
+
+/*
+ * Feed-forward, transpose and store the 4-block batch whose final state
+ * is at frame offset s and whose counters are the input ones + 4 * k, to
+ * out + 256 * k.  rcx = number of its blocks to store.
+ */
+.macro OUTPUT s, k
+        .irp    g, 0, 1, 2, 3
+        movdqa  W(\s, 4 * \g)(%rsp), %xmm0
+        movdqa  W(\s, 4 * \g + 1)(%rsp), %xmm1
+        movdqa  W(\s, 4 * \g + 2)(%rsp), %xmm2
+        movdqa  W(\s, 4 * \g + 3)(%rsp), %xmm3
+        paddd   W(BC, 4 * \g)(%rsp), %xmm0
+        paddd   W(BC, 4 * \g + 1)(%rsp), %xmm1
+        paddd   W(BC, 4 * \g + 2)(%rsp), %xmm2
+        paddd   W(BC, 4 * \g + 3)(%rsp), %xmm3
+        .if \g == 3 && \k
+        paddd   .Lfour(%rip), %xmm0
+        .endif
+        TRANSPOSE4 0, 1, 2, 3, 4
+        STORE4  (256*\k+16*\g), 0, 3, 4, 2
+        .endr
+.endm
+
 FUNC_BEGIN(chacharng_chacha_blocks_sse2)
         LANDING_PAD
         testq   %rdx, %rdx
-        jz      .Lsse2_return
-        pushq   %rbp
-        .cfi_adjust_cfa_offset 8
-        .cfi_offset %rbp, -16
-        movq    %rsp, %rbp
-        .cfi_def_cfa_register %rbp
+        jz      .Lreturn
+
         subq    $FRAME, %rsp
-        andq    $-16, %rsp
+        .cfi_adjust_cfa_offset FRAME
 
-        /* Broadcast each input word across a vector. */
-        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-        movd    (4 * \i)(%rsi), %xmm0
-        pshufd  $0, %xmm0, %xmm0
-        movdqa  %xmm0, S(\i)(%rsp)
+        /* Broadcast every input word to four lanes once per call. */
+        movdqu  0(%rsi), %xmm0
+        movdqu  16(%rsi), %xmm1
+        movdqu  32(%rsi), %xmm2
+        movdqu  48(%rsi), %xmm3
+        .irp    r, 0, 1, 2, 3
+        pshufd  $0x00, %xmm\r, %xmm4
+        pshufd  $0x55, %xmm\r, %xmm5
+        pshufd  $0xaa, %xmm\r, %xmm6
+        pshufd  $0xff, %xmm\r, %xmm7
+        movdqa  %xmm4, W(BC, 4 * \r)(%rsp)
+        movdqa  %xmm5, W(BC, 4 * \r + 1)(%rsp)
+        movdqa  %xmm6, W(BC, 4 * \r + 2)(%rsp)
+        movdqa  %xmm7, W(BC, 4 * \r + 3)(%rsp)
         .endr
-        movdqa  S(12)(%rsp), %xmm0
-        paddd   .Lsse2_lane_ctr(%rip), %xmm0
-        movdqa  %xmm0, S(12)(%rsp)
-
-.Lsse2_batch:
-        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-        movdqa  S(\i)(%rsp), %xmm\i
-        .endr
-        movl    $10, %eax
-.Lsse2_double_round:
-        QUARTERS %xmm0, %xmm1, %xmm2, %xmm3, %xmm4, %xmm5, %xmm6, %xmm7, \
-                 %xmm8, %xmm9, %xmm10, %xmm11, %xmm12, %xmm13, %xmm14, %xmm15
-        QUARTERS %xmm0, %xmm1, %xmm2, %xmm3, %xmm5, %xmm6, %xmm7, %xmm4, \
-                 %xmm10, %xmm11, %xmm8, %xmm9, %xmm15, %xmm12, %xmm13, %xmm14
-        decl    %eax
-        jnz     .Lsse2_double_round
-
-        /* Feed-forward: add the input state. */
-        .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-        paddd   S(\i)(%rsp), %xmm\i
-        .endr
-
-        /* Full batch straight to out; a partial one through TAIL. */
-        movq    %rdi, %r8
-        cmpq    $4, %rdx
-        jae     1f
-        leaq    TAIL(%rsp), %r8
-1:
-        .irp i, 8, 9, 10, 11, 12, 13, 14, 15
-        movdqa  %xmm\i, T(\i - 8)(%rsp)
-        .endr
-        TRANSPOSE_STORE %xmm0, %xmm1, %xmm2, %xmm3, %xmm8, %xmm9, 0
-        TRANSPOSE_STORE %xmm4, %xmm5, %xmm6, %xmm7, %xmm8, %xmm9, 16
-        .irp i, 0, 1, 2, 3, 4, 5, 6, 7
-        movdqa  T(\i)(%rsp), %xmm\i
-        .endr
-        TRANSPOSE_STORE %xmm0, %xmm1, %xmm2, %xmm3, %xmm8, %xmm9, 32
-        TRANSPOSE_STORE %xmm4, %xmm5, %xmm6, %xmm7, %xmm8, %xmm9, 48
+        movdqa  W(BC, 12)(%rsp), %xmm4
+        paddd   .Liota(%rip), %xmm4
+        movdqa  %xmm4, W(BC, 12)(%rsp)
 
         cmpq    $4, %rdx
-        jb      .Lsse2_tail
-        movdqa  S(12)(%rsp), %xmm0
-        paddd   .Lsse2_four(%rip), %xmm0
-        movdqa  %xmm0, S(12)(%rsp)
-        addq    $256, %rdi
+        jbe     .Lsingle
+
+        .p2align 4
+.Lpair:
+        /* Words X and Y share go to both frames; registers get the b and
+         * d words listed above. */
+        .irp    w, 0, 1, 2, 3, 8, 9, 10, 11
+        movdqa  W(BC, \w)(%rsp), %xmm8
+        movdqa  %xmm8, W(XS, \w)(%rsp)
+        movdqa  %xmm8, W(YS, \w)(%rsp)
+        .endr
+        movdqa  W(BC, 4)(%rsp), %xmm0
+        movdqa  W(BC, 5)(%rsp), %xmm1
+        movdqa  W(BC, 6)(%rsp), %xmm2
+        movdqa  W(BC, 7)(%rsp), %xmm3
+        movdqa  %xmm0, %xmm4
+        movdqa  %xmm1, %xmm5
+        movdqa  %xmm2, %xmm6
+        movdqa  %xmm3, %xmm7
+        movdqa  W(BC, 12)(%rsp), %xmm10
+        movdqa  W(BC, 13)(%rsp), %xmm11
+        movdqa  W(BC, 14)(%rsp), %xmm12
+        movdqa  W(BC, 15)(%rsp), %xmm13
+        movdqa  %xmm10, %xmm14
+        paddd   .Lfour(%rip), %xmm14
+        movdqa  %xmm11, %xmm15
+        movdqa  %xmm12, W(YS, 14)(%rsp)
+        movdqa  %xmm13, W(YS, 15)(%rsp)
+
+        movl    $10, %r8d
+        .p2align 4
+.Lpair_dround:
+        HALF2   0,0,8,12,10,4,14, 1,1,9,13,11,5,15, 2,2,10,14,12,6,m, 3,3,11,15,13,7,m
+        HALF2   0,1,10,15,13,5,m, 1,2,11,12,10,6,14, 2,3,8,13,11,7,15, 3,0,9,14,12,4,m
+        decl    %r8d
+        jnz     .Lpair_dround
+
+        .irp    w, 4, 5, 6, 7
+        movdqa  %xmm\w, W(YS, \w)(%rsp)
+        .endr
+        movdqa  %xmm0, W(XS, 4)(%rsp)
+        movdqa  %xmm1, W(XS, 5)(%rsp)
+        movdqa  %xmm2, W(XS, 6)(%rsp)
+        movdqa  %xmm3, W(XS, 7)(%rsp)
+        movdqa  %xmm10, W(XS, 12)(%rsp)
+        movdqa  %xmm11, W(XS, 13)(%rsp)
+        movdqa  %xmm12, W(XS, 14)(%rsp)
+        movdqa  %xmm13, W(XS, 15)(%rsp)
+        movdqa  %xmm14, W(YS, 12)(%rsp)
+        movdqa  %xmm15, W(YS, 13)(%rsp)
+
+        movl    $4, %ecx
+        OUTPUT  XS, 0
+        /* rcx = blocks of Y to store = min(nblocks left - 4, 4) */
+        leaq    -4(%rdx), %rcx
+        movl    $4, %r8d
+        cmpq    %r8, %rcx
+        cmovaq  %r8, %rcx
+        OUTPUT  YS, 1
+
+        movdqa  W(BC, 12)(%rsp), %xmm0
+        paddd   .Lfour(%rip), %xmm0
+        paddd   .Lfour(%rip), %xmm0
+        movdqa  %xmm0, W(BC, 12)(%rsp)
+        addq    $512, %rdi
         subq    $4, %rdx
-        jnz     .Lsse2_batch
-        jmp     .Lsse2_wipe
+        subq    %rcx, %rdx
+        jz      .Lwipe
+        cmpq    $4, %rdx
+        ja      .Lpair
 
-.Lsse2_tail:
-        /* copy the 1..3 blocks asked for */
-        movq    %rdx, %rcx
-        shlq    $6, %rcx
-        leaq    TAIL(%rsp), %rsi
-        rep movsb
+        /* 1..4 blocks: one state, in registers but for word 11. */
+.Lsingle:
+        .irp    w, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        movdqa  W(BC, \w)(%rsp), %xmm\w
+        .endr
+        movdqa  %xmm11, W(XS, 11)(%rsp)
+        movl    $10, %r8d
+        .p2align 4
+.Lsingle_dround:
+        QR4     0,4,8,12, 1,5,9,13, 2,6,10,14, 3,7,15
+        QR4     0,5,10,15, 2,7,8,13, 3,4,9,14, 1,6,12
+        decl    %r8d
+        jnz     .Lsingle_dround
+        .irp    w, 0,1,2,3,4,5,6,7,8,9,10,12,13,14,15
+        movdqa  %xmm\w, W(XS, \w)(%rsp)
+        .endr
+        movl    %edx, %ecx
+        OUTPUT  XS, 0
 
-.Lsse2_wipe:
-        /* The frame held the key, the state and keystream: zero it all. */
-        pxor    %xmm0, %xmm0
-        xorl    %eax, %eax
-2:
-        movdqa  %xmm0, (%rsp, %rax)
-        addq    $16, %rax
-        cmpq    $FRAME, %rax
-        jb      2b
-        .irp i, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+.Lwipe:
+        /* Nothing derived from the key may outlive the call. */
+        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
         pxor    %xmm\i, %xmm\i
         .endr
-        movq    %rbp, %rsp
-        popq    %rbp
-        .cfi_def_cfa %rsp, 8
-        .cfi_restore %rbp
-.Lsse2_return:
+        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        movdqa  %xmm0, 16 * \i(%rsp)
+        movdqa  %xmm0, 256 + 16 * \i(%rsp)
+        movdqa  %xmm0, 512 + 16 * \i(%rsp)
+        .endr
+
+        addq    $FRAME, %rsp
+        .cfi_adjust_cfa_offset -FRAME
+.Lreturn:
         ret
 FUNC_END(chacharng_chacha_blocks_sse2)
 

@@ -16,10 +16,10 @@ static const struct chacha_impl impls[] = {
     { "avx512", CHACHA_CPU_AVX512, 32, chacharng_chacha_blocks_avx512 },
 #endif
 #if CHACHARNG_HAVE_AVX2_ASM
-    { "avx2", CHACHA_CPU_AVX2, 8, chacharng_chacha_blocks_avx2 },
+    { "avx2", CHACHA_CPU_AVX2, 16, chacharng_chacha_blocks_avx2 },
 #endif
 #if CHACHARNG_HAVE_SSE2_ASM
-    { "sse2", CHACHA_CPU_SSE2, 4, chacharng_chacha_blocks_sse2 },
+    { "sse2", CHACHA_CPU_SSE2, 8, chacharng_chacha_blocks_sse2 },
 #endif
 #if CHACHARNG_HAVE_NEON_ASM
     { "neon", CHACHA_CPU_NEON, 4, chacharng_chacha_blocks_neon },
