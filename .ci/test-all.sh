@@ -27,17 +27,18 @@ note() { printf '\n=== %s\n' "$*"; }
 # Add the counts of an automake test-suite.log ($2) to the totals under
 # stage name $1; a missing log means the stage broke before testing.
 count_log() {
-    local stage=$1 log=$2 p f s
-    if [ ! -f "$log" ]; then
+    local stage=$1 log=$2 p f s n k
+    if [ ! -f "$log" ] || ! grep -q '^# PASS:' "$log"; then
         failed=$((failed + 1))
         results+=("$stage: FAILED before any test ran")
         return
     fi
-    p=$(sed -n 's/^# PASS: *//p' "$log" | head -n 1)
-    s=$(sed -n 's/^# SKIP: *//p' "$log" | head -n 1)
+    p=$(sed -n 's/^# PASS: *\([0-9]*\).*/\1/p' "$log" | head -n 1)
+    s=$(sed -n 's/^# SKIP: *\([0-9]*\).*/\1/p' "$log" | head -n 1)
     f=0
     for k in FAIL XPASS ERROR; do
-        f=$((f + $(sed -n "s/^# $k: *//p" "$log" | head -n 1)))
+        n=$(sed -n "s/^# $k: *\([0-9]*\).*/\1/p" "$log" | head -n 1)
+        f=$((f + ${n:-0}))
     done
     passed=$((passed + ${p:-0}))
     failed=$((failed + f))
