@@ -97,14 +97,14 @@ static void chacharng_rand_freectx(void *vctx)
     free(ctx);
 }
 
-/* Bookkeeping shared by instantiate and every reseed. */
-static void note_seeded(CHACHARNG_RAND_CTX *ctx, unsigned int parent_counter,
-                        int have_parent_counter)
+/*
+ * Bookkeeping shared by instantiate and every reseed (the parent's counter
+ * was noted by the seed code, under the parent's lock).
+ */
+static void note_seeded(CHACHARNG_RAND_CTX *ctx)
 {
     __atomic_add_fetch(&ctx->reseed_counter, 1, __ATOMIC_RELAXED);
     ctx->reseed_time = ctx->drbg->s->seed_time;
-    if (have_parent_counter)
-        ctx->parent_reseed_counter = parent_counter;
 }
 
 /*
@@ -116,8 +116,7 @@ static int instantiate_locked(CHACHARNG_RAND_CTX *ctx, int pred_res,
                               const unsigned char *pers, size_t perslen)
 {
     unsigned char e[CHACHA_DRBG_SEED_BYTES];
-    unsigned int strength = 0, pc = 0;
-    int have_pc = 0;
+    unsigned int strength = 0;
 
     if (ctx->parent != NULL) {
         if (!chacharng_seed_parent_strength(ctx, &strength)
@@ -128,7 +127,6 @@ static int instantiate_locked(CHACHARNG_RAND_CTX *ctx, int pred_res,
             ctx->state = EVP_RAND_STATE_ERROR;
             return 0;
         }
-        have_pc = chacharng_seed_parent_counter(ctx, &pc);
     }
     if (!chacharng_seed_get(ctx, e, pred_res)) {
         chacha_drbg_wipe(ctx->drbg);
@@ -138,7 +136,7 @@ static int instantiate_locked(CHACHARNG_RAND_CTX *ctx, int pred_res,
     chacha_drbg_instantiate(ctx->drbg, e, sizeof(e), pers, perslen);
     /* the seed is in the key now */
     chacha_wipe(e, sizeof(e));
-    note_seeded(ctx, pc, have_pc);
+    note_seeded(ctx);
     ctx->state = EVP_RAND_STATE_READY;
     return 1;
 }
@@ -215,11 +213,7 @@ static int reseed_locked(CHACHARNG_RAND_CTX *ctx, int pred_res,
                          const unsigned char *adin, size_t adinlen)
 {
     unsigned char e[CHACHA_DRBG_SEED_BYTES];
-    unsigned int pc = 0;
-    int have_pc = 0;
 
-    if (ctx->parent != NULL)
-        have_pc = chacharng_seed_parent_counter(ctx, &pc);
     if (!chacharng_seed_get(ctx, e, pred_res)) {
         /* fail closed: no output until a seed is had */
         chacha_drbg_wipe(ctx->drbg);
@@ -229,7 +223,7 @@ static int reseed_locked(CHACHARNG_RAND_CTX *ctx, int pred_res,
     chacha_drbg_reseed(ctx->drbg, ent, entlen, e, sizeof(e), adin, adinlen);
     /* the seed is in the key now */
     chacha_wipe(e, sizeof(e));
-    note_seeded(ctx, pc, have_pc);
+    note_seeded(ctx);
     return 1;
 }
 

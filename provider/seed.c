@@ -44,11 +44,11 @@ int chacharng_seed_parent_strength(CHACHARNG_RAND_CTX *ctx,
     return ok;
 }
 
-int chacharng_seed_parent_counter(CHACHARNG_RAND_CTX *ctx,
-                                  unsigned int *counter)
+/* The parent's reseed counter; the caller holds the parent's lock. */
+static int parent_counter_unlocked(CHACHARNG_RAND_CTX *ctx,
+                                   unsigned int *counter)
 {
     OSSL_PARAM params[2];
-    int ok;
 
     if (ctx->parent_get_ctx_params == NULL)
         return 0;
@@ -62,10 +62,18 @@ int chacharng_seed_parent_counter(CHACHARNG_RAND_CTX *ctx,
     params[0] = OSSL_PARAM_construct_uint(OSSL_DRBG_PARAM_RESEED_COUNTER,
                                           counter);
     params[1] = OSSL_PARAM_construct_end();
-    if (!lock_parent(ctx))
+    return ctx->parent_get_ctx_params(ctx->parent, params)
+           && OSSL_PARAM_modified(&params[0]);
+}
+
+int chacharng_seed_parent_counter(CHACHARNG_RAND_CTX *ctx,
+                                  unsigned int *counter)
+{
+    int ok;
+
+    if (ctx->parent_get_ctx_params == NULL || !lock_parent(ctx))
         return 0;
-    ok = ctx->parent_get_ctx_params(ctx->parent, params)
-         && OSSL_PARAM_modified(&params[0]);
+    ok = parent_counter_unlocked(ctx, counter);
     unlock_parent(ctx);
     return ok;
 }
@@ -74,6 +82,7 @@ static int seed_from_parent(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
                             int pred_res)
 {
     unsigned char *buf = NULL;
+    unsigned int counter;
     size_t n;
 
     if (ctx->parent_get_seed == NULL) {
@@ -94,6 +103,14 @@ static int seed_from_parent(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
     /* the parent owns buf; only a parent with clear_seed wants it back */
     if (buf != NULL && ctx->parent_clear_seed != NULL)
         ctx->parent_clear_seed(ctx->parent, buf, n);
+    /*
+     * Remember the parent's counter as it is *after* handing out the seed:
+     * if that made the parent reseed, reading it earlier would make us
+     * follow a reseed we have already absorbed, on every call.
+     */
+    if (n >= CHACHA_DRBG_SEED_BYTES
+        && parent_counter_unlocked(ctx, &counter))
+        ctx->parent_reseed_counter = counter;
     unlock_parent(ctx);
     if (n < CHACHA_DRBG_SEED_BYTES || buf == NULL) {
         CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_ENTROPY_SOURCE_FAILED,

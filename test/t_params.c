@@ -352,6 +352,43 @@ static void test_counters(void)
  * the context in EVP_RAND_STATE_ERROR (fail closed), and a generate once
  * entropy is back re-instantiates it.
  */
+/*
+ * A child must not follow a parent reseed that its own seeding caused: a
+ * chacharng parent that reseeds on every call (reseed_requests = 1) hands
+ * the child a seed and reseeds while doing so; the child, once seeded,
+ * must then serve its calls without reseeding again and again.
+ */
+static void test_no_reseed_cascade(void)
+{
+    EVP_RAND_CTX *parent, *child = NULL;
+    unsigned char out[32];
+    unsigned int c0, c1;
+    int i, ok = 1;
+
+    parent = pu_drbg_new(&env, NULL);
+    if (!TU_OK(parent != NULL
+                   && pu_set_uint(parent, OSSL_DRBG_PARAM_RESEED_REQUESTS, 1)
+                   && EVP_RAND_instantiate(parent, PU_STRENGTH, 0, NULL, 0,
+                                           NULL),
+               "chacharng parent reseeding on every call"))
+        goto end;
+    child = pu_drbg_ready(&env, parent);
+    if (!TU_OK(child != NULL, "chacharng child of that parent"))
+        goto end;
+    TU_OK(EVP_RAND_reseed(child, 0, NULL, 0, NULL, 0) == 1,
+          "explicit reseed of the child");
+    c0 = counter(child);
+    for (i = 0; i < 5; i++)
+        ok &= gen(child, out, sizeof(out));
+    c1 = counter(child);
+    TU_OK(ok && c0 != UINT_MAX && c1 == c0,
+          "five child calls after its reseed reseed nothing (%u -> %u)", c0,
+          c1);
+end:
+    EVP_RAND_CTX_free(child);
+    EVP_RAND_CTX_free(parent);
+}
+
 static void test_error_state(void)
 {
     unsigned char seed[PU_SEED_BYTES], out[32];
@@ -785,6 +822,7 @@ static void body(void)
     test_fetch_and_lists();
     test_defaults();
     test_counters();
+    test_no_reseed_cascade();
     test_error_state();
     test_set_and_reject();
     test_unknown_keys();
