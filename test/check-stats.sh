@@ -73,7 +73,8 @@ else
     {
         echo "rngtest FIPS 140-2: $fails of $blocks blocks failed" \
             "(expected about 148, accepted $fips_lo..$fips_hi): $verdict"
-        printf '%s\n' "$fips" | sed -n 's/^rngtest: FIPS 140-2(2001-10-10) /  /p'
+        printf '%s\n' "$fips" \
+            | sed -n 's/^rngtest: FIPS 140-2(2001-10-10) /  /p'
     } >>"$summary"
 fi
 
@@ -99,8 +100,9 @@ while IFS='|' read -r name ntup _ _ p verdict; do
         | tee -a "$log" \
         | awk -F'|' 'NF >= 6 && $6 ~ /PASSED|WEAK|FAILED/ { v = $6 }
                      END { gsub(/ /, "", v); print v }')
+    p=$(echo "$p" | tr -d ' ')
     reruns="$reruns
-  $name (ntup $ntup): $verdict p=$(echo "$p" | tr -d ' '), rerun: ${again:-none}"
+  $name (ntup $ntup): $verdict p=$p, rerun: ${again:-none}"
     case $again in
     PASSED) ;;
     WEAK) weak=$((weak + 1)) ;;
