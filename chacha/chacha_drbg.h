@@ -118,11 +118,32 @@ static inline int chacha_drbg_generate_fast(struct chacha_drbg *d,
     s->bytes += n;
     p = s->ks + CHACHA_DRBG_KS_BYTES - s->avail;
     s->avail -= n;
-    if (n <= 16) {
-        /* a libc call costs more than these few bytes */
+    /*
+     * Small sizes copy two overlapping words rather than call libc; the
+     * bytes handed out are zeroed (the caller's copy is the only one).
+     */
+    if (n >= 8 && n <= 16) {
+        uint64_t head, tail;
+
+        memcpy(&head, p, 8);
+        memcpy(&tail, p + n - 8, 8);
+        memcpy(out, &head, 8);
+        memcpy(out + n - 8, &tail, 8);
+        memset(p, 0, 8);
+        memset(p + n - 8, 0, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t head, tail;
+
+        memcpy(&head, p, 4);
+        memcpy(&tail, p + n - 4, 4);
+        memcpy(out, &head, 4);
+        memcpy(out + n - 4, &tail, 4);
+        memset(p, 0, 4);
+        memset(p + n - 4, 0, 4);
+    } else if (n < 4) {
         for (i = 0; i < n; i++) {
             out[i] = p[i];
-            p[i] = 0; /* handed out: the caller's copy is the only one */
+            p[i] = 0;
         }
     } else {
         memcpy(out, p, n);

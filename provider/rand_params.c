@@ -30,25 +30,31 @@ int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s)
     return OSSL_PARAM_set_utf8_string(p, s);
 }
 
+static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
+    __attribute__((noinline));
+
 int chacharng_rand_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
-    CHACHARNG_RAND_CTX *ctx = vctx;
+    OSSL_PARAM *p = params;
+
+    /* kept free of calls so that it compiles to a leaf with no frame */
+    if (p != NULL && p[0].key != NULL
+        && p[0].key == __atomic_load_n(&max_request_key, __ATOMIC_RELAXED)
+        && p[1].key == NULL && p[0].data_type == OSSL_PARAM_UNSIGNED_INTEGER
+        && p[0].data_size == sizeof(size_t) && p[0].data != NULL) {
+        *(size_t *)p[0].data = CHACHARNG_MAX_REQUEST;
+        p[0].return_size = sizeof(size_t);
+        return 1;
+    }
+    return get_ctx_params_slow(vctx, params);
+}
+
+static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
+{
     OSSL_PARAM *p;
 
     if (params == NULL)
         return 1;
-    if (params[0].key == __atomic_load_n(&max_request_key, __ATOMIC_RELAXED)
-        && params[0].key != NULL && params[1].key == NULL) {
-        p = &params[0];
-        if (p->data_type == OSSL_PARAM_UNSIGNED_INTEGER
-            && p->data_size == sizeof(size_t) && p->data != NULL) {
-            *(size_t *)p->data = CHACHARNG_MAX_REQUEST;
-            p->return_size = sizeof(size_t);
-            return 1;
-        }
-        return OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_REQUEST);
-    }
-
     p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_MAX_REQUEST);
     if (p != NULL) {
         if (!OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_REQUEST))
