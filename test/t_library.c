@@ -223,22 +223,32 @@ static OSSL_LIB_CTX *ctx_from_config(const char *file)
     return NULL;
 }
 
-/* Write |text| to a new temporary file; returns its malloc'd name. */
+/* Write |text| to a new file in $TMPDIR (or /tmp); returns its name. */
 static char *temp_config(const char *text)
 {
-    char tmpl[] = "/tmp/chacharng-lib.XXXXXX";
-    int fd = mkstemp(tmpl);
-    size_t len = strlen(text);
+    const char *dir = getenv("TMPDIR");
+    size_t len = strlen(text), n;
+    char *name;
+    int fd;
 
-    if (fd < 0)
+    if (dir == NULL || *dir == '\0')
+        dir = "/tmp";
+    n = strlen(dir) + sizeof("/chacharng-lib.XXXXXX");
+    if ((name = malloc(n)) == NULL)
         return NULL;
+    snprintf(name, n, "%s/chacharng-lib.XXXXXX", dir);
+    if ((fd = mkstemp(name)) < 0) {
+        free(name);
+        return NULL;
+    }
     if (write(fd, text, len) != (ssize_t)len) {
         close(fd);
-        unlink(tmpl);
+        unlink(name);
+        free(name);
         return NULL;
     }
     close(fd);
-    return strdup(tmpl);
+    return name;
 }
 
 /* ------------------------------------------------------------------------
