@@ -114,6 +114,12 @@ int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s);
  */
 int chacharng_seed_get(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
                        int prediction_resistance);
+/*
+ * Fill |out| with CHACHA_DRBG_SEED_BYTES from the core's entropy upcall,
+ * else getrandom(2): the source of every generator without a parent.
+ * Returns 1 on success, 0 (with an error raised) on failure.
+ */
+int chacharng_seed_os(const CHACHARNG_PROV_CTX *prov, unsigned char *out);
 /* Read the parent's strength; returns 1 and sets *|strength| on success. */
 int chacharng_seed_parent_strength(CHACHARNG_RAND_CTX *ctx,
                                    unsigned int *strength);

@@ -7,11 +7,9 @@
  * (public, private), so the hot path takes no lock at all.  Older libcrypto
  * ignores the dispatch entry and nothing here ever runs.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "prov.h"
@@ -199,51 +197,6 @@ static struct rb_thread *rb_thread_get(const CHACHARNG_PROV_CTX *prov)
 /* ---------------------------------------------------------------------- */
 
 /*
- * 48 bytes of fresh entropy: the core's entropy upcall if it gave us one,
- * else getrandom(2), as a context without a parent is seeded (seed.c).
- * There is no parent here, and RAND_bytes would recurse into us.
- */
-static int rb_seed(const CHACHARNG_PROV_CTX *prov,
-                   unsigned char out[CHACHA_DRBG_SEED_BYTES])
-{
-    size_t got = 0;
-
-    if (prov->get_entropy != NULL) {
-        unsigned char *buf = NULL;
-        size_t n = prov->get_entropy(prov->handle, &buf, CHACHA_DRBG_STRENGTH,
-                                     CHACHA_DRBG_SEED_BYTES,
-                                     CHACHA_DRBG_SEED_BYTES);
-
-        if (n >= CHACHA_DRBG_SEED_BYTES && buf != NULL)
-            memcpy(out, buf, CHACHA_DRBG_SEED_BYTES);
-        if (buf != NULL)
-            prov->cleanup_entropy(prov->handle, buf, n);
-        if (n < CHACHA_DRBG_SEED_BYTES || buf == NULL) {
-            CHACHARNG_RAISE(prov, CHACHARNG_R_ENTROPY_SOURCE_FAILED,
-                            "core entropy upcall gave %zu of %d bytes", n,
-                            CHACHA_DRBG_SEED_BYTES);
-            return 0;
-        }
-        return 1;
-    }
-    while (got < CHACHA_DRBG_SEED_BYTES) {
-        ssize_t r = getrandom(out + got, CHACHA_DRBG_SEED_BYTES - got, 0);
-
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            CHACHARNG_RAISE(prov, CHACHARNG_R_ENTROPY_SOURCE_FAILED,
-                            "getrandom: %s", strerror(errno));
-            /* a partial seed is no seed */
-            chacha_wipe(out, CHACHA_DRBG_SEED_BYTES);
-            return 0;
-        }
-        got += (size_t)r;
-    }
-    return 1;
-}
-
-/*
  * (Re)seed |d|: a generator that is not seeded in this process (new, or
  * wiped by fork) is instantiated from fresh entropy alone; a seeded one
  * absorbs it on top of its key.  On failure |d| is wiped, so it stays
@@ -253,7 +206,7 @@ static int rb_reseed(const CHACHARNG_PROV_CTX *prov, struct chacha_drbg *d)
 {
     unsigned char e[CHACHA_DRBG_SEED_BYTES];
 
-    if (!rb_seed(prov, e)) {
+    if (!chacharng_seed_os(prov, e)) {
         chacha_drbg_wipe(d);
         return 0;
     }

@@ -121,9 +121,8 @@ static int seed_from_parent(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
     return 1;
 }
 
-static int seed_from_core(CHACHARNG_RAND_CTX *ctx, unsigned char *out)
+static int seed_from_core(const CHACHARNG_PROV_CTX *prov, unsigned char *out)
 {
-    const CHACHARNG_PROV_CTX *prov = ctx->provctx;
     unsigned char *buf = NULL;
     size_t n;
 
@@ -134,7 +133,7 @@ static int seed_from_core(CHACHARNG_RAND_CTX *ctx, unsigned char *out)
     if (buf != NULL)
         prov->cleanup_entropy(prov->handle, buf, n);
     if (n < CHACHA_DRBG_SEED_BYTES || buf == NULL) {
-        CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_ENTROPY_SOURCE_FAILED,
+        CHACHARNG_RAISE(prov, CHACHARNG_R_ENTROPY_SOURCE_FAILED,
                         "core entropy upcall gave %zu of %d bytes", n,
                         CHACHA_DRBG_SEED_BYTES);
         return 0;
@@ -142,7 +141,8 @@ static int seed_from_core(CHACHARNG_RAND_CTX *ctx, unsigned char *out)
     return 1;
 }
 
-static int seed_from_getrandom(CHACHARNG_RAND_CTX *ctx, unsigned char *out)
+static int seed_from_getrandom(const CHACHARNG_PROV_CTX *prov,
+                               unsigned char *out)
 {
     size_t got = 0;
 
@@ -152,7 +152,7 @@ static int seed_from_getrandom(CHACHARNG_RAND_CTX *ctx, unsigned char *out)
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_ENTROPY_SOURCE_FAILED,
+            CHACHARNG_RAISE(prov, CHACHARNG_R_ENTROPY_SOURCE_FAILED,
                             "getrandom: %s", strerror(errno));
             /* a partial seed is no seed */
             chacha_wipe(out, CHACHA_DRBG_SEED_BYTES);
@@ -163,12 +163,17 @@ static int seed_from_getrandom(CHACHARNG_RAND_CTX *ctx, unsigned char *out)
     return 1;
 }
 
+int chacharng_seed_os(const CHACHARNG_PROV_CTX *prov, unsigned char *out)
+{
+    if (prov->get_entropy != NULL)
+        return seed_from_core(prov, out);
+    return seed_from_getrandom(prov, out);
+}
+
 int chacharng_seed_get(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
                        int prediction_resistance)
 {
     if (ctx->parent != NULL)
         return seed_from_parent(ctx, out, prediction_resistance);
-    if (ctx->provctx->get_entropy != NULL)
-        return seed_from_core(ctx, out);
-    return seed_from_getrandom(ctx, out);
+    return chacharng_seed_os(ctx->provctx, out);
 }
