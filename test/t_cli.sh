@@ -48,24 +48,8 @@ empty=$tmp/empty.cnf
 # ------------------------------------------------------------------------
 # TAP helpers
 # ------------------------------------------------------------------------
-points=0
-failures=0
-
-ok() {
-    points=$((points + 1))
-    echo "ok $points - $*"
-}
-
-not_ok() {
-    points=$((points + 1))
-    failures=$((failures + 1))
-    echo "not ok $points - $*"
-}
-
-skip() {
-    points=$((points + 1))
-    echo "ok $points - # SKIP $*"
-}
+# shellcheck source=test/tap.sh
+. "$abs_top_srcdir/test/tap.sh"
 
 diag() {
     local line

@@ -41,25 +41,9 @@ trap 'exit 1' HUP INT TERM
 # ------------------------------------------------------------------------
 # TAP
 # ------------------------------------------------------------------------
-points=0
-failures=0
+# shellcheck source=test/tap.sh
+. "$abs_top_srcdir/test/tap.sh"
 why=
-
-ok() {
-    points=$((points + 1))
-    echo "ok $points - $*"
-}
-
-not_ok() {
-    points=$((points + 1))
-    failures=$((failures + 1))
-    echo "not ok $points - $*"
-}
-
-skip() {
-    points=$((points + 1))
-    echo "ok $points # SKIP $*"
-}
 
 diag() {
     printf '%s\n' "$@" | sed 's/^/# /'
