@@ -7,8 +7,8 @@
 # qemu, debootstrap, statistical batteries, shellcheck).
 set -eu
 
-build_pkgs=(build-essential autoconf automake libtool pkg-config
-            libssl-dev openssl)
+build_pkgs=(build-essential autoconf autoconf-archive automake libtool
+            pkg-config libssl-dev openssl)
 test_pkgs=(valgrind clang libclang-rt-14-dev shellcheck dieharder rng-tools5
            groff-base debootstrap qemu-user gcc-aarch64-linux-gnu
            libc6-dev-arm64-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross

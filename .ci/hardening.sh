@@ -86,8 +86,10 @@ run_stage() {
             return 0
         fi
         [ -n "$plain_dir" ] || plain_dir=$(build plain) || return 0
-        (cd "$plain_dir" && timeout 900 make check-valgrind >/dev/null 2>&1)
-        cp "$plain_dir/test-suite-valgrind.log" "$results/$stage.log" \
+        # the C tests only: the shell tests run the system openssl
+        (cd "$plain_dir" && timeout 900 make check-valgrind \
+            TESTS='$(check_PROGRAMS)' >/dev/null 2>&1)
+        cp "$plain_dir/test-suite-memcheck.log" "$results/$stage.log" \
             2>/dev/null
         ;;
     tsan)
