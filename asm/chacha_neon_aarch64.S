@@ -34,19 +34,25 @@
  * instruction each on any vector pipe; shl + sri for 12 and 7; ror for the
  * integer blocks.
  *
- * Block order within a pass of eight, from the pass's first counter c:
- * integer blocks c, c + 1, vertical blocks c + 2 .. c + 5, horizontal
- * blocks c + 6, c + 7.  A last pass of 2..7 blocks computes all eight and
- * stores only those asked for, in that order, so the integer blocks (which
- * are stored in the middle of the rounds) are always wanted.  A last
- * single block, and a one-block call, runs on the integer pipes alone: one
- * block needs no vector work and costs a third of a pass.  Nothing is ever
- * written past out + nblocks * 64, and there is no stack buffer.
+ * Block order within a pass, from the pass's first counter c: integer
+ * blocks c, c + 1, vertical blocks c + 2 .. c + 5, horizontal blocks
+ * c + 6, c + 7.  Which work a request gets, by the blocks still to do:
+ *
+ *   - 7 or more: the eight-block pass;
+ *   - 3..6: a six-block pass, the same without the horizontal blocks,
+ *     which costs about two thirds of an eight-block one;
+ *   - 1 or 2 (an absorb is one): the integer pipes alone, one block at a
+ *     time, a third of an eight-block pass per block and no vector work.
+ *
+ * A pass asked for fewer blocks than it computes stores only those, in the
+ * order above, so the integer blocks (stored in the middle of the rounds)
+ * are always wanted.  Nothing is ever written past out + nblocks * 64, and
+ * there is no stack buffer.
  *
  * Variants, for the kernel tests only (chacha_impl_variants()): the
- * entries chacharng_chacha_blocks_neon_x8 and _x1 take the same arguments
- * and force the eight-block passes (down to a last pass of one block) or
- * the one-block integer path for every block.
+ * entries chacharng_chacha_blocks_neon_x8, _x6 and _x1 take the same
+ * arguments and use the eight-block pass, the six-block pass or the
+ * integer path for every block (a pass down to a last one of one block).
  *
  * ABI (AAPCS64): leaf function, lr is never written, so it is PAC-clean as
  * it stands; LANDING_PAD is the first instruction of every entry for BTI.
@@ -213,46 +219,67 @@ g15 .req w21
 .endm
 
 /*
- * One double round of the six NEON blocks and two of the integer block.
- * Each NEON step is followed by two integer steps, so the integer block
- * does a whole double round during each NEON half round.  Vertical words:
+ * One double round of the NEON blocks (the horizontal ones only if wide is
+ * 1) and two of the integer block.  Each NEON step is followed by two
+ * integer steps, so the integer block does a whole double round during
+ * each NEON half round.  Vertical words:
  * columns (v0,v1,v2,v3) (v4,v5,v6,v7) (v8,v9,v10,v11) (v12,v13,v14,v15),
  * diagonals (v0,v5,v10,v15) (v4,v9,v14,v3) (v8,v13,v2,v7) (v12,v1,v6,v11).
  */
-.macro PASS_DOUBLEROUND
+.macro PASS_DOUBLEROUND wide
     VSTEP   0, 1, 3,  4, 5, 7,  8, 9, 11,  12, 13, 15,  16
+.if \wide
     HSTEP   16, 17, 19,  20, 21, 23, 16
+.endif
     GCOL_AB 16
     GCOL_CD 12
     VSTEP   2, 3, 1,  6, 7, 5,  10, 11, 9,  14, 15, 13,  12
+.if \wide
     HSTEP   18, 19, 17,  22, 23, 21, 12
+.endif
     GCOL_AB 8
     GCOL_CD 7
     VSTEP   0, 1, 3,  4, 5, 7,  8, 9, 11,  12, 13, 15,  8
+.if \wide
     HSTEP   16, 17, 19,  20, 21, 23, 8
+.endif
     GDIAG_AB 16
     GDIAG_CD 12
     VSTEP   2, 3, 1,  6, 7, 5,  10, 11, 9,  14, 15, 13,  7
+.if \wide
     HSTEP   18, 19, 17,  22, 23, 21, 7
+.endif
+.if \wide
     HSHUFFLE 4
+.endif
     GDIAG_AB 8
     GDIAG_CD 7
 
     VSTEP   0, 5, 15,  4, 9, 3,  8, 13, 7,  12, 1, 11,  16
+.if \wide
     HSTEP   16, 17, 19,  20, 21, 23, 16
+.endif
     GCOL_AB 16
     GCOL_CD 12
     VSTEP   10, 15, 5,  14, 3, 9,  2, 7, 13,  6, 11, 1,  12
+.if \wide
     HSTEP   18, 19, 17,  22, 23, 21, 12
+.endif
     GCOL_AB 8
     GCOL_CD 7
     VSTEP   0, 5, 15,  4, 9, 3,  8, 13, 7,  12, 1, 11,  8
+.if \wide
     HSTEP   16, 17, 19,  20, 21, 23, 8
+.endif
     GDIAG_AB 16
     GDIAG_CD 12
     VSTEP   10, 15, 5,  14, 3, 9,  2, 7, 13,  6, 11, 1,  7
+.if \wide
     HSTEP   18, 19, 17,  22, 23, 21, 7
+.endif
+.if \wide
     HSHUFFLE 12
+.endif
     GDIAG_AB 8
     GDIAG_CD 7
 .endm
@@ -321,73 +348,16 @@ g15 .req w21
     zip2    v\d\().2d, v17.2d, v19.2d
 .endm
 
-    .text
-    .p2align 5
 /*
- * Test entries: x25 is the largest remainder that goes to the one-block
- * integer path (0: never, all ones: always); the public entry uses 1.
+ * One pass from counter w4 at x0, x2 >= 1 blocks left: eight blocks if
+ * wide is 1, else six (no horizontal blocks).  Stores min(x2, 8 or 6)
+ * blocks, then advances x0, w4 and x2 (to 0 if it was the last pass).
  */
-FUNC_BEGIN(chacharng_chacha_blocks_neon_x8)
-    LANDING_PAD
-    mov     x3, #0
-    b       .Lentry
-FUNC_END(chacharng_chacha_blocks_neon_x8)
-
-FUNC_BEGIN(chacharng_chacha_blocks_neon_x1)
-    LANDING_PAD
-    mov     x3, #-1
-    b       .Lentry
-FUNC_END(chacharng_chacha_blocks_neon_x1)
-
-    .p2align 5
-FUNC_BEGIN(chacharng_chacha_blocks_neon)
-    LANDING_PAD
-    mov     x3, #1
-.Lentry:
-    cbz     x2, .Lreturn
-
-    stp     d8, d9, [sp, #-128]!
-    .cfi_def_cfa_offset 128
-    .cfi_offset d8, -128
-    .cfi_offset d9, -120
-    stp     d10, d11, [sp, #16]
-    .cfi_offset d10, -112
-    .cfi_offset d11, -104
-    stp     d12, d13, [sp, #32]
-    .cfi_offset d12, -96
-    .cfi_offset d13, -88
-    stp     d14, d15, [sp, #48]
-    .cfi_offset d14, -80
-    .cfi_offset d15, -72
-    stp     x19, x20, [sp, #64]
-    .cfi_offset x19, -64
-    .cfi_offset x20, -56
-    stp     x21, x22, [sp, #80]
-    .cfi_offset x21, -48
-    .cfi_offset x22, -40
-    stp     x23, x24, [sp, #96]
-    .cfi_offset x23, -32
-    .cfi_offset x24, -24
-    stp     x25, x26, [sp, #112]
-    .cfi_offset x25, -16
-    .cfi_offset x26, -8
-
-    mov     x25, x3
-    ldr     w4, [x1, #48]                   /* w4 = counter of next block */
-    cmp     x2, x25
-    b.ls    .Lsingle                        /* no vector work at all */
-
-    adrp    x3, .Lneon_consts
-    add     x3, x3, :lo12:.Lneon_consts
-    ld1     {v31.4s}, [x3], #16             /* {0, 1, 2, 3} */
-    ld1     {v24.16b}, [x3]                 /* rotate-left-8 byte shuffle */
-
-.Lpass:
+.macro PASS wide, name
     /*
-     * x2 = blocks left, at least 1 here (2 unless forced).  Horizontal
-     * blocks: the state rows, counters c + 6 and c + 7.  Vertical blocks:
-     * each word broadcast, word 12 = c + 2 + {0, 1, 2, 3}.  Element-typed
-     * loads and byte-typed stores keep the lanes right.
+     * Vertical blocks: each word broadcast, word 12 = c + 2 + {0, 1, 2, 3}.
+     * Horizontal blocks: the state rows, counters c + 6 and c + 7.
+     * Element-typed loads and byte-typed stores keep the lanes right.
      */
     ld1     {v16.4s, v17.4s, v18.4s, v19.4s}, [x1]
     add     w3, w4, #2
@@ -408,6 +378,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_neon)
     dup     v7.4s, v19.s[1]
     dup     v11.4s, v19.s[2]
     dup     v15.4s, v19.s[3]
+.if \wide
     mov     v20.16b, v16.16b
     mov     v21.16b, v17.16b
     mov     v22.16b, v18.16b
@@ -416,36 +387,38 @@ FUNC_BEGIN(chacharng_chacha_blocks_neon)
     mov     v19.s[0], w3
     add     w3, w4, #7
     mov     v23.s[0], w3
+.endif
 
     /* First integer block: counter c, stored at x23 = out. */
     mov     w24, w4
     mov     x23, x0
     GLOAD   w24
-.Lhalf:
+.Lhalf_\name:
     mov     w3, #5
     .p2align 4
-chacha_neon_mca_pass_begin:
-    PASS_DOUBLEROUND
+chacha_neon_mca_\name\()_begin:
+    PASS_DOUBLEROUND \wide
     subs    w3, w3, #1
-    b.ne    chacha_neon_mca_pass_begin
-chacha_neon_mca_pass_end:
+    b.ne    chacha_neon_mca_\name\()_begin
+chacha_neon_mca_\name\()_end:
 
     /* Halfway: the first integer block is done and the second starts. */
     cmp     x23, x0
-    b.ne    .Lpass_second
+    b.ne    .Lsecond_\name
     GSTORE  x23, w24
     add     x23, x0, #64
     add     w24, w4, #1
     GLOAD   w24
-    b       .Lhalf
-.Lpass_second:
+    b       .Lhalf_\name
+.Lsecond_\name:
     cmp     x2, #2
-    b.lo    .Lpass_finish                   /* a forced pass of one block */
+    b.lo    .Lneon_\name                    /* a forced pass of one block */
     GSTORE  x23, w24
+.Lneon_\name:
 
-.Lpass_finish:
-    /* Horizontal blocks: add the state rows with their counters. */
     ld1     {v25.4s, v26.4s, v27.4s, v28.4s}, [x1]
+.if \wide
+    /* Horizontal blocks: add the state rows with their counters. */
     add     v16.4s, v16.4s, v25.4s
     add     v17.4s, v17.4s, v26.4s
     add     v18.4s, v18.4s, v27.4s
@@ -460,11 +433,12 @@ chacha_neon_mca_pass_end:
     add     v23.4s, v23.4s, v28.4s
     add     x3, x0, #384
     cmp     x2, #7
-    b.lo    .Lhorizontal_done
+    b.lo    .Lhorizontal_done_\name
     st1     {v16.16b, v17.16b, v18.16b, v19.16b}, [x3], #64
-    b.eq    .Lhorizontal_done
+    b.eq    .Lhorizontal_done_\name
     st1     {v20.16b, v21.16b, v22.16b, v23.16b}, [x3]
-.Lhorizontal_done:
+.Lhorizontal_done_\name:
+.endif
 
     /*
      * Vertical blocks: the counters go into word 12 before the
@@ -501,28 +475,119 @@ chacha_neon_mca_pass_end:
 
     add     x3, x0, #128
     cmp     x2, #6
-    b.lo    .Lvertical_part
+    b.lo    .Lvertical_part_\name
     st1     {v0.16b, v1.16b, v2.16b, v3.16b}, [x3], #64
     st1     {v4.16b, v5.16b, v6.16b, v7.16b}, [x3], #64
     st1     {v8.16b, v9.16b, v10.16b, v11.16b}, [x3], #64
     st1     {v12.16b, v13.16b, v14.16b, v15.16b}, [x3]
-    b       .Lvertical_done
-.Lvertical_part:
+    b       .Lvertical_done_\name
+.Lvertical_part_\name:
     /* 1..5 blocks in this pass: vertical block j is block 2 + j. */
     cmp     x2, #3
-    b.lo    .Lvertical_done
+    b.lo    .Lvertical_done_\name
     st1     {v0.16b, v1.16b, v2.16b, v3.16b}, [x3], #64
-    b.eq    .Lvertical_done
+    b.eq    .Lvertical_done_\name
     st1     {v4.16b, v5.16b, v6.16b, v7.16b}, [x3], #64
     cmp     x2, #5
-    b.lo    .Lvertical_done
+    b.lo    .Lvertical_done_\name
     st1     {v8.16b, v9.16b, v10.16b, v11.16b}, [x3]
-.Lvertical_done:
+.Lvertical_done_\name:
 
+.if \wide
     subs    x2, x2, #8
-    csel    x2, x2, xzr, hi                 /* blocks left, 0 if none */
     add     x0, x0, #512
     add     w4, w4, #8
+.else
+    subs    x2, x2, #6
+    add     x0, x0, #384
+    add     w4, w4, #6
+.endif
+    csel    x2, x2, xzr, hi                 /* blocks left, 0 if none */
+.endm
+
+    .text
+    .p2align 5
+/*
+ * The entries set x3 = the largest remainder that goes to the integer
+ * path and x4 = the largest that takes a six-block rather than an
+ * eight-block pass (0: never; all ones: always).  The public entry: 2 and
+ * 6, the cheapest choice for each size by the estimates.  The others are
+ * for the kernel tests.
+ */
+FUNC_BEGIN(chacharng_chacha_blocks_neon_x8)
+    LANDING_PAD
+    mov     x3, #0
+    mov     x4, #0
+    b       .Lentry
+FUNC_END(chacharng_chacha_blocks_neon_x8)
+
+FUNC_BEGIN(chacharng_chacha_blocks_neon_x6)
+    LANDING_PAD
+    mov     x3, #0
+    mov     x4, #-1
+    b       .Lentry
+FUNC_END(chacharng_chacha_blocks_neon_x6)
+
+FUNC_BEGIN(chacharng_chacha_blocks_neon_x1)
+    LANDING_PAD
+    mov     x3, #-1
+    mov     x4, #0
+    b       .Lentry
+FUNC_END(chacharng_chacha_blocks_neon_x1)
+
+    .p2align 5
+FUNC_BEGIN(chacharng_chacha_blocks_neon)
+    LANDING_PAD
+    mov     x3, #2
+    mov     x4, #6
+.Lentry:
+    cbz     x2, .Lreturn
+
+    stp     d8, d9, [sp, #-128]!
+    .cfi_def_cfa_offset 128
+    .cfi_offset d8, -128
+    .cfi_offset d9, -120
+    stp     d10, d11, [sp, #16]
+    .cfi_offset d10, -112
+    .cfi_offset d11, -104
+    stp     d12, d13, [sp, #32]
+    .cfi_offset d12, -96
+    .cfi_offset d13, -88
+    stp     d14, d15, [sp, #48]
+    .cfi_offset d14, -80
+    .cfi_offset d15, -72
+    stp     x19, x20, [sp, #64]
+    .cfi_offset x19, -64
+    .cfi_offset x20, -56
+    stp     x21, x22, [sp, #80]
+    .cfi_offset x21, -48
+    .cfi_offset x22, -40
+    stp     x23, x24, [sp, #96]
+    .cfi_offset x23, -32
+    .cfi_offset x24, -24
+    stp     x25, x26, [sp, #112]
+    .cfi_offset x25, -16
+    .cfi_offset x26, -8
+
+    mov     x25, x3                         /* integer path up to x25 */
+    mov     x26, x4                         /* six-block pass up to x26 */
+    ldr     w4, [x1, #48]                   /* w4 = counter of next block */
+    cmp     x2, x25
+    b.ls    .Lsingle                        /* no vector work at all */
+
+    adrp    x3, .Lneon_consts
+    add     x3, x3, :lo12:.Lneon_consts
+    ld1     {v31.4s}, [x3], #16             /* {0, 1, 2, 3} */
+    ld1     {v24.16b}, [x3]                 /* rotate-left-8 byte shuffle */
+
+.Lpass:
+    cmp     x2, x26
+    b.ls    .Lpass6
+    PASS    1, pass8
+    b       .Lpass_done
+.Lpass6:
+    PASS    0, pass6
+.Lpass_done:
     cmp     x2, x25
     b.hi    .Lpass
 

@@ -39,6 +39,7 @@ chacha_blocks_fn chacharng_chacha_blocks_avx512;
 chacha_blocks_fn chacharng_chacha_blocks_neon;
 /* The NEON kernel's size-selected paths, each forced (kernel tests only). */
 chacha_blocks_fn chacharng_chacha_blocks_neon_x8;
+chacha_blocks_fn chacharng_chacha_blocks_neon_x6;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x1;
 
 struct chacha_impl {

@@ -32,10 +32,12 @@ static const struct chacha_impl impls[] = {
 #if CHACHARNG_HAVE_NEON_ASM
 /*
  * The NEON kernel runs passes of eight blocks (six in NEON registers, two
- * on the integer pipes) and a lone last block on the integer pipes only.
+ * on the integer pipes) or six (four and two), and one or two last blocks
+ * on the integer pipes only.
  */
 static const struct chacha_impl neon_variants[] = {
     { "neon/x8", CHACHA_CPU_NEON, 8, chacharng_chacha_blocks_neon_x8 },
+    { "neon/x6", CHACHA_CPU_NEON, 6, chacharng_chacha_blocks_neon_x6 },
     { "neon/x1", CHACHA_CPU_NEON, 1, chacharng_chacha_blocks_neon_x1 },
 };
 #endif
