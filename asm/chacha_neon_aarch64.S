@@ -248,8 +248,6 @@ g15 .req w21
     VSTEP   2, 3, 1,  6, 7, 5,  10, 11, 9,  14, 15, 13,  7
 .if \wide
     HSTEP   18, 19, 17,  22, 23, 21, 7
-.endif
-.if \wide
     HSHUFFLE 4
 .endif
     GDIAG_AB 8
@@ -276,8 +274,6 @@ g15 .req w21
     VSTEP   10, 15, 5,  14, 3, 9,  2, 7, 13,  6, 11, 1,  7
 .if \wide
     HSTEP   18, 19, 17,  22, 23, 21, 7
-.endif
-.if \wide
     HSHUFFLE 12
 .endif
     GDIAG_AB 8

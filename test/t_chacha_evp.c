@@ -4,10 +4,10 @@
  * (chacha_impl_variants()), against a ChaCha20 that is not ours: OpenSSL's
  * EVP ChaCha20 from the default provider (IV = 32-bit little-endian counter
  * || 96-bit nonce), for every block count 1..200, a few large ones, and
- * several counters.  OpenSSL carries a
- * counter overflow into the nonce, which the construction forbids, so at
- * the 2^32 wrap the reference is built in two EVP calls: up to the wrap,
- * then from counter 0 with the same nonce.
+ * several counters.  OpenSSL carries a counter overflow into the nonce,
+ * which the construction forbids, so at the 2^32 wrap the reference is
+ * built in two EVP calls: up to the wrap, then from counter 0 with the
+ * same nonce.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +60,7 @@ static void check_impl(const struct chacha_impl *impl)
 {
     static const uint32_t counters[] = { 0, 1, 0x12345678u, 0xffffffc0u,
                                          0xfffffffdu, 0xffffffffu };
-    /* after every count 1..SMALL_BLOCKS */
+    /* block counts checked after every one of 1..SMALL_BLOCKS */
     static const size_t big[] = { 257, 1024, 4099, 16384 };
     uint8_t *got = malloc(16384 * 64 + 7), *want = malloc(16384 * 64);
     uint8_t key[32], nonce[12];
