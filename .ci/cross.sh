@@ -45,7 +45,8 @@ variants() {
 
 # The provider and its C tests cross-built for aarch64, run under qemu with
 # the NEON and the C kernel.  The CLI test needs an aarch64 openssl binary,
-# which multiarch cannot co-install, so only the C tests run.
+# which multiarch cannot co-install, so only the C tests run, plus the
+# llvm-mca check of the NEON kernel (tools/mca-neon.sh; skips without llvm-19).
 aarch64() {
     local dir tests
     if ! command -v aarch64-linux-gnu-gcc >/dev/null \
@@ -62,11 +63,12 @@ aarch64() {
             ./configure -q --enable-werror --host=aarch64-linux-gnu \
         && make -j"$jobs" \
         && tests=$(sed -n 's/^check_PROGRAMS = //p; s/^check_PROGRAMS += //p' \
-                       Makefile.am | tr '\n' ' ') \
+                       Makefile.am | tr '\n' ' ')" tools/mca-neon.sh" \
         && make -j"$jobs" check TESTS="$tests" \
             LOG_COMPILER="qemu-aarch64 -L /") || true
     cp "$dir/test-suite.log" "$results/aarch64.log" 2>/dev/null
     grep -h '^ok - \[neon\]' "$dir"/test/*.log 2>/dev/null | head -3
+    grep -hE '^(PASS|FAIL): .*round loop' "$dir"/tools/mca-neon.log 2>/dev/null
 }
 
 # Big-endian: the OpenSSL-free chacha/ code and its tests, static, s390x.

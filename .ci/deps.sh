@@ -12,7 +12,7 @@ build_pkgs=(build-essential autoconf autoconf-archive automake libtool
 test_pkgs=(valgrind clang libclang-rt-14-dev shellcheck dieharder rng-tools5
            groff-base debootstrap qemu-user gcc-aarch64-linux-gnu
            libc6-dev-arm64-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross
-           libssl-dev:arm64)
+           libssl-dev:arm64 llvm-19)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = "--all" ]; then

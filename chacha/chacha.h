@@ -37,6 +37,10 @@ chacha_blocks_fn chacharng_chacha_blocks_sse2;
 chacha_blocks_fn chacharng_chacha_blocks_avx2;
 chacha_blocks_fn chacharng_chacha_blocks_avx512;
 chacha_blocks_fn chacharng_chacha_blocks_neon;
+/* The NEON kernel's size-selected paths, each forced (kernel tests only). */
+chacha_blocks_fn chacharng_chacha_blocks_neon_x8;
+chacha_blocks_fn chacharng_chacha_blocks_neon_x6;
+chacha_blocks_fn chacharng_chacha_blocks_neon_x1;
 
 struct chacha_impl {
     const char *name;       /* "generic", "sse2", "avx2", "avx512", "neon" */
@@ -58,6 +62,15 @@ uint32_t chacha_cpu_features(void);
  * chacha_impl_supported() before calling one.
  */
 const struct chacha_impl *chacha_impl_list(size_t *n);
+
+/*
+ * For the kernel tests: the paths that |impl| chooses between by request
+ * size, each as a kernel of its own that takes that path for every request
+ * (same |needs|).  *|n| receives the count, 0 for a kernel with one path.
+ * Never for the provider: it always runs |impl| itself.
+ */
+const struct chacha_impl *chacha_impl_variants(const struct chacha_impl *impl,
+                                               size_t *n);
 
 /* 1 if the CPU (and OS) can run |impl|, else 0. */
 int chacha_impl_supported(const struct chacha_impl *impl);

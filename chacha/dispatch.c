@@ -22,17 +22,44 @@ static const struct chacha_impl impls[] = {
     { "sse2", CHACHA_CPU_SSE2, 8, chacharng_chacha_blocks_sse2 },
 #endif
 #if CHACHARNG_HAVE_NEON_ASM
-    { "neon", CHACHA_CPU_NEON, 4, chacharng_chacha_blocks_neon },
+    { "neon", CHACHA_CPU_NEON, 8, chacharng_chacha_blocks_neon },
 #endif
     { "generic", 0, 1, chacharng_chacha_blocks_generic },
 };
 
 #define NIMPLS (sizeof(impls) / sizeof(impls[0]))
 
+#if CHACHARNG_HAVE_NEON_ASM
+/*
+ * The NEON kernel runs passes of eight blocks (six in NEON registers, two
+ * on the integer pipes) or six (four and two), and one or two last blocks
+ * on the integer pipes only.
+ */
+static const struct chacha_impl neon_variants[] = {
+    { "neon/x8", CHACHA_CPU_NEON, 8, chacharng_chacha_blocks_neon_x8 },
+    { "neon/x6", CHACHA_CPU_NEON, 6, chacharng_chacha_blocks_neon_x6 },
+    { "neon/x1", CHACHA_CPU_NEON, 1, chacharng_chacha_blocks_neon_x1 },
+};
+#endif
+
 const struct chacha_impl *chacha_impl_list(size_t *n)
 {
     *n = NIMPLS;
     return impls;
+}
+
+const struct chacha_impl *chacha_impl_variants(const struct chacha_impl *impl,
+                                               size_t *n)
+{
+#if CHACHARNG_HAVE_NEON_ASM
+    if (impl->blocks == chacharng_chacha_blocks_neon) {
+        *n = sizeof(neon_variants) / sizeof(neon_variants[0]);
+        return neon_variants;
+    }
+#endif
+    (void)impl;
+    *n = 0;
+    return NULL;
 }
 
 int chacha_impl_supported(const struct chacha_impl *impl)

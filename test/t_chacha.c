@@ -4,7 +4,9 @@
  * also runs on cross targets under qemu): RFC 8439 vectors, every batch size
  * against the portable kernel with canaries on both sides of misaligned
  * output, the 2^32 counter wrap, and a chained checksum pinned in the source.
- * Kernels the CPU lacks are reported as skipped.
+ * A kernel that picks between paths by request size is checked once as it
+ * is and once per path forced (chacha_impl_variants()).  Kernels the CPU
+ * lacks are reported as skipped.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,10 @@
 
 #define CANARY 64
 #define CANARY_BYTE 0xa5
-#define MAX_BLOCKS 80
+/* Every block count up to MAX_BLOCKS; at all 64 output offsets up to
+ * ALL_OFFSETS_BLOCKS, at a few beyond. */
+#define MAX_BLOCKS 200
+#define ALL_OFFSETS_BLOCKS 80
 
 static int hexval(char c)
 {
@@ -133,7 +138,8 @@ static void check_cross(const struct chacha_impl *impl)
         for (n = 0; n <= MAX_BLOCKS + sizeof(big) / sizeof(big[0]); n++) {
             size_t nb = n <= MAX_BLOCKS ? n : big[n - MAX_BLOCKS - 1];
 
-            for (off = 0; off < 64; off += (nb > MAX_BLOCKS ? 21 : 1)) {
+            for (off = 0; off < 64;
+                 off += (nb > ALL_OFFSETS_BLOCKS ? 21 : 1)) {
                 memset(buf, CANARY_BYTE, CANARY + off + nb * 64 + CANARY);
                 impl->blocks(buf + CANARY + off, state, nb);
                 cases++;
@@ -204,10 +210,18 @@ static void check_checksum(const struct chacha_impl *impl)
     free(out);
 }
 
+static void check_kernel(const struct chacha_impl *impl)
+{
+    check_rfc(impl);
+    check_cross(impl);
+    check_checksum(impl);
+    TU_OK(chacha_impl_selftest(impl), "%s: built-in self-test", impl->name);
+}
+
 static void body(void)
 {
-    const struct chacha_impl *list;
-    size_t n, i;
+    const struct chacha_impl *list, *variants;
+    size_t n, i, nv, v;
 
     list = chacha_impl_list(&n);
     TU_OK(n >= 1 && strcmp(list[n - 1].name, "generic") == 0,
@@ -219,11 +233,10 @@ static void body(void)
             tu_skip("kernel %s: not supported by this CPU", list[i].name);
             continue;
         }
-        check_rfc(&list[i]);
-        check_cross(&list[i]);
-        check_checksum(&list[i]);
-        TU_OK(chacha_impl_selftest(&list[i]), "%s: built-in self-test",
-              list[i].name);
+        check_kernel(&list[i]);
+        variants = chacha_impl_variants(&list[i], &nv);
+        for (v = 0; v < nv; v++)
+            check_kernel(&variants[v]);
     }
 }
 

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Every ChaCha20 kernel against a ChaCha20 that is not ours: OpenSSL's EVP
- * ChaCha20 from the default provider (IV = 32-bit little-endian counter ||
- * 96-bit nonce), for many block counts and counters.  OpenSSL carries a
- * counter overflow into the nonce, which the construction forbids, so at
- * the 2^32 wrap the reference is built in two EVP calls: up to the wrap,
- * then from counter 0 with the same nonce.
+ * Every ChaCha20 kernel, and each of its size-selected paths forced
+ * (chacha_impl_variants()), against a ChaCha20 that is not ours: OpenSSL's
+ * EVP ChaCha20 from the default provider (IV = 32-bit little-endian counter
+ * || 96-bit nonce), for every block count 1..200, a few large ones, and
+ * several counters.  OpenSSL carries a counter overflow into the nonce,
+ * which the construction forbids, so at the 2^32 wrap the reference is
+ * built in two EVP calls: up to the wrap, then from counter 0 with the
+ * same nonce.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,8 @@
 
 #include "chacha.h"
 #include "testutil.h"
+
+#define SMALL_BLOCKS 200
 
 static OSSL_LIB_CTX *libctx;
 static EVP_CIPHER *chacha;
@@ -56,13 +60,12 @@ static void check_impl(const struct chacha_impl *impl)
 {
     static const uint32_t counters[] = { 0, 1, 0x12345678u, 0xffffffc0u,
                                          0xfffffffdu, 0xffffffffu };
-    static const size_t sizes[] = { 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31,
-                                    32, 33, 47, 48, 63, 64, 65, 79, 80, 100,
-                                    257, 1024, 4099, 16384 };
+    /* block counts checked after every one of 1..SMALL_BLOCKS */
+    static const size_t big[] = { 257, 1024, 4099, 16384 };
     uint8_t *got = malloc(16384 * 64 + 7), *want = malloc(16384 * 64);
     uint8_t key[32], nonce[12];
     uint32_t state[16];
-    size_t ci, si, i, cases = 0, bad = 0, evp_bad = 0;
+    size_t ci, si, i, nb, cases = 0, bad = 0, evp_bad = 0;
 
     if (!TU_OK(got != NULL && want != NULL, "%s: allocate", impl->name))
         goto end;
@@ -72,25 +75,27 @@ static void check_impl(const struct chacha_impl *impl)
         for (i = 0; i < 12; i++)
             nonce[i] = (uint8_t)(ci + i * 11);
         chacha_state_init(state, key, counters[ci], nonce);
-        for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        for (si = 0; si < SMALL_BLOCKS + sizeof(big) / sizeof(big[0]); si++) {
             size_t off = (si * 3) % 8; /* misaligned output too */
 
-            if (!evp_keystream(want, key, nonce, counters[ci], sizes[si])) {
+            nb = si < SMALL_BLOCKS ? si + 1 : big[si - SMALL_BLOCKS];
+            if (!evp_keystream(want, key, nonce, counters[ci], nb)) {
                 evp_bad++;
                 continue;
             }
-            impl->blocks(got + off, state, sizes[si]);
+            impl->blocks(got + off, state, nb);
             cases++;
-            if (memcmp(got + off, want, sizes[si] * 64) != 0 && bad++ == 0)
+            if (memcmp(got + off, want, nb * 64) != 0 && bad++ == 0)
                 tu_diag("%s: differs from EVP at counter %#x, %zu blocks",
-                        impl->name, counters[ci], sizes[si]);
+                        impl->name, counters[ci], nb);
         }
     }
     TU_OK(evp_bad == 0, "%s: OpenSSL EVP ChaCha20 reference computed",
           impl->name);
     TU_OK(cases > 0 && bad == 0,
           "%s: equals OpenSSL EVP ChaCha20 in %zu cases (counters incl. "
-          "2^32 wrap, 1..16384 blocks)", impl->name, cases);
+          "2^32 wrap, 1..%d and up to 16384 blocks)", impl->name, cases,
+          SMALL_BLOCKS);
 end:
     free(got);
     free(want);
@@ -98,8 +103,8 @@ end:
 
 static void body(void)
 {
-    const struct chacha_impl *list;
-    size_t n, i;
+    const struct chacha_impl *list, *variants;
+    size_t n, i, nv, v;
 
     libctx = OSSL_LIB_CTX_new();
     chacha = libctx != NULL ? EVP_CIPHER_fetch(libctx, "ChaCha20", NULL)
@@ -113,6 +118,9 @@ static void body(void)
             continue;
         }
         check_impl(&list[i]);
+        variants = chacha_impl_variants(&list[i], &nv);
+        for (v = 0; v < nv; v++)
+            check_impl(&variants[v]);
     }
 end:
     EVP_CIPHER_free(chacha);
