@@ -16,13 +16,6 @@
 
 #define PARAM_IMPL "impl"
 
-/*
- * EVP_RAND_generate asks for max_request on every call with the same
- * string constant: remember its address so that hot query is answered
- * before any strcmp.  A stale or racing value only costs the slow path.
- */
-static const char *max_request_key;
-
 int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s)
 {
     if (p->data_type == OSSL_PARAM_UTF8_PTR)
@@ -30,18 +23,40 @@ int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s)
     return OSSL_PARAM_set_utf8_string(p, s);
 }
 
+/*
+ * 1 if |key| is "max_request".  Byte by byte, stopping at the first
+ * difference, so a shorter key is never read past its NUL; inlined, it
+ * keeps the shortcut below a leaf without a frame.
+ */
+static inline int is_max_request(const char *key)
+{
+    static const char want[] = OSSL_RAND_PARAM_MAX_REQUEST;
+    size_t i;
+
+#pragma GCC unroll 16
+    for (i = 0; i < sizeof(want); i++)
+        if (key[i] != want[i])
+            return 0;
+    return 1;
+}
+
 static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
     __attribute__((noinline));
 
+/*
+ * EVP_RAND_generate asks for max_request alone, as a size_t, on every
+ * call: that query is answered before anything else.  It goes by the key's
+ * text: a caller may reuse one key buffer for every key.
+ */
 int chacharng_rand_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
     OSSL_PARAM *p = params;
 
     /* kept free of calls so that it compiles to a leaf with no frame */
-    if (p != NULL && p[0].key != NULL
-        && p[0].key == __atomic_load_n(&max_request_key, __ATOMIC_RELAXED)
-        && p[1].key == NULL && p[0].data_type == OSSL_PARAM_UNSIGNED_INTEGER
-        && p[0].data_size == sizeof(size_t) && p[0].data != NULL) {
+    if (p != NULL && p[0].key != NULL && p[1].key == NULL
+        && p[0].data_type == OSSL_PARAM_UNSIGNED_INTEGER
+        && p[0].data_size == sizeof(size_t) && p[0].data != NULL
+        && is_max_request(p[0].key)) {
         *(size_t *)p[0].data = CHACHARNG_MAX_REQUEST;
         p[0].return_size = sizeof(size_t);
         return 1;
@@ -56,11 +71,8 @@ static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
     if (params == NULL)
         return 1;
     p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_MAX_REQUEST);
-    if (p != NULL) {
-        if (!OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_REQUEST))
-            return 0;
-        __atomic_store_n(&max_request_key, p->key, __ATOMIC_RELAXED);
-    }
+    if (p != NULL && !OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_REQUEST))
+        return 0;
     p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_STATE);
     if (p != NULL && !OSSL_PARAM_set_int(p, ctx->state))
         return 0;
