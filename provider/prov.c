@@ -133,19 +133,19 @@ static int chacharng_prov_get_params(void *vprov, OSSL_PARAM params[])
 
     p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_NAME);
     if (p != NULL && !chacharng_param_set_utf8(p, CHACHARNG_NAME))
-        return 0;
+        return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_VERSION);
     if (p != NULL && !chacharng_param_set_utf8(p, PACKAGE_VERSION))
-        return 0;
+        return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_BUILDINFO);
     if (p != NULL && !chacharng_param_set_utf8(p, buildinfo()))
-        return 0;
+        return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_STATUS);
     if (p != NULL && !OSSL_PARAM_set_int(p, 1))
-        return 0;
+        return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, "impl");
     if (p != NULL && !chacharng_param_set_utf8(p, prov->impl->name))
-        return 0;
+        return chacharng_param_refused(prov, p);
     return 1;
 }
 

@@ -102,8 +102,16 @@ OSSL_FUNC_rand_get_ctx_params_fn chacharng_rand_get_ctx_params;
 OSSL_FUNC_rand_set_ctx_params_fn chacharng_rand_set_ctx_params;
 OSSL_FUNC_rand_gettable_ctx_params_fn chacharng_rand_gettable_ctx_params;
 OSSL_FUNC_rand_settable_ctx_params_fn chacharng_rand_settable_ctx_params;
-/* Set a utf8 param from |s|, whether the caller asked for a string or a ptr. */
+/*
+ * Answer |p| with the string |s|: a UTF8_PTR gets the pointer, a
+ * UTF8_STRING a copy with its NUL, NULL data only the length.  return_size
+ * is the length without the NUL.  Returns 0 for any other type and for a
+ * buffer without room for the NUL.
+ */
 int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s);
+/* Raise the error for an answer |p| could not take; returns 0. */
+int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov,
+                            const OSSL_PARAM *p);
 
 /* seed.c */
 /*

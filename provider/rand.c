@@ -157,8 +157,6 @@ static int chacharng_rand_instantiate(void *vctx, unsigned int strength,
                         "instantiate");
         return 0;
     }
-    if (!chacharng_rand_set_ctx_params(ctx, params))
-        return 0;
     if (strength > CHACHA_DRBG_STRENGTH) {
         CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_STRENGTH_TOO_HIGH,
                         "requested %u", strength);
@@ -172,6 +170,9 @@ static int chacharng_rand_instantiate(void *vctx, unsigned int strength,
                         CHACHARNG_MAX_INPUT);
         return 0;
     }
+    /* params[] apply only to an instantiate that is not refused */
+    if (!chacharng_rand_set_ctx_params(ctx, params))
+        return 0;
     return instantiate_locked(ctx, prediction_resistance, pstr, pstr_len);
 }
 

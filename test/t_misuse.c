@@ -7,11 +7,17 @@
  * fail with an error raised by chacharng itself and write nothing; the
  * output buffer is pre-filled with a pattern to prove it.  Also checks that
  * the lengths at the limit are accepted and that a NULL pointer with a
- * non-zero length counts as empty input.
+ * non-zero length counts as empty input.  Then malformed parameters, in
+ * and out: missing data, wrong types, unusable sizes, strings without a
+ * NUL and return buffers that are too small, for every key.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <openssl/core.h>
 #include <openssl/core_dispatch.h>
@@ -21,6 +27,7 @@
 #include <openssl/params.h>
 #include <openssl/provider.h>
 
+#include "chacha.h"
 #include "provutil.h"
 #include "testutil.h"
 
@@ -473,6 +480,620 @@ static void test_null_inputs(void)
     EVP_RAND_CTX_free(pc);
 }
 
+/* ------------------------------------------------------------------------
+ * Malformed parameters (DESIGN.md section 5).  Every OSSL_PARAM the
+ * provider reads is refused with a chacharng error, and changes nothing,
+ * when its data is missing, of the wrong type, of an unusable size or out
+ * of range; strings are read within data_size and never past it.  What the
+ * provider writes into a caller's array fails cleanly, with return_size
+ * set, when the caller's buffer is of the wrong type or too small.
+ * ------------------------------------------------------------------------ */
+
+#define R_INVALID "chacharng: invalid parameter value"
+#define R_UNKNOWN_IMPL "chacharng: unknown ChaCha20 kernel"
+#define REQUESTS OSSL_DRBG_PARAM_RESEED_REQUESTS
+#define INTERVAL OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL
+
+/*
+ * Drain the error queue; 1 if it held a chacharng error whose reason text
+ * is |reason|.  Prints the queue when it did not.
+ */
+static int err_reason_is(const char *reason)
+{
+    unsigned long e;
+    const char *data;
+    int flags, found = 0;
+    char text[256], all[1024] = "";
+
+    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0) {
+        const char *lib = ERR_lib_error_string(e);
+        const char *why = ERR_reason_error_string(e);
+        size_t used = strlen(all);
+
+        if (lib != NULL && strcmp(lib, PU_PROVIDER) == 0 && why != NULL
+            && strcmp(why, reason) == 0)
+            found = 1;
+        ERR_error_string_n(e, text, sizeof(text));
+        snprintf(all + used, sizeof(all) - used, " [%s%s%s]", text,
+                 (flags & ERR_TXT_STRING) && data != NULL ? ": " : "",
+                 (flags & ERR_TXT_STRING) && data != NULL ? data : "");
+    }
+    if (!found)
+        tu_diag("wanted \"%s\", the queue held:%s", reason,
+                all[0] != '\0' ? all : " nothing");
+    return found;
+}
+
+/*
+ * Two pages, the second inaccessible: bytes copied to the end of the first
+ * make any read past them fault, with or without a sanitizer.
+ */
+struct guard {
+    unsigned char *map;
+    size_t page;
+};
+
+static int guard_init(struct guard *g)
+{
+    long page = sysconf(_SC_PAGESIZE);
+
+    g->page = page > 0 ? (size_t)page : 4096;
+    g->map = mmap(NULL, 2 * g->page, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (g->map == MAP_FAILED) {
+        g->map = NULL;
+        return 0;
+    }
+    if (mprotect(g->map + g->page, g->page, PROT_NONE) != 0) {
+        munmap(g->map, 2 * g->page);
+        g->map = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+static void *guard_put(struct guard *g, const void *bytes, size_t n)
+{
+    unsigned char *at = g->map + g->page - n;
+
+    memcpy(at, bytes, n);
+    return at;
+}
+
+static void guard_free(struct guard *g)
+{
+    if (g->map != NULL)
+        munmap(g->map, 2 * g->page);
+    g->map = NULL;
+}
+
+/* The three settable values of a context. */
+struct settings {
+    unsigned int requests;
+    time_t interval;
+    char impl[32];
+};
+
+static int read_settings(EVP_RAND_CTX *ctx, struct settings *s)
+{
+    memset(s, 0, sizeof(*s));
+    return pu_get_uint(ctx, REQUESTS, &s->requests)
+           && pu_get_time_t(ctx, INTERVAL, &s->interval)
+           && pu_get_utf8(ctx, "impl", s->impl, sizeof(s->impl));
+}
+
+static int same_settings(EVP_RAND_CTX *ctx, const struct settings *want)
+{
+    struct settings now;
+
+    if (!read_settings(ctx, &now)) {
+        tu_diag("cannot read the settings back");
+        return 0;
+    }
+    if (now.requests == want->requests && now.interval == want->interval
+        && strcmp(now.impl, want->impl) == 0)
+        return 1;
+    tu_diag("settings %u/%lld/%s, want %u/%lld/%s", now.requests,
+            (long long)now.interval, now.impl, want->requests,
+            (long long)want->interval, want->impl);
+    return 0;
+}
+
+/* A supported kernel other than |not|, or |not| if there is none. */
+static const char *other_impl(const char *not)
+{
+    const struct chacha_impl *list;
+    size_t n, i;
+
+    list = chacha_impl_list(&n);
+    for (i = 0; i < n; i++)
+        if (chacha_impl_supported(&list[i]) && strcmp(list[i].name, not) != 0)
+            return list[i].name;
+    return not;
+}
+
+/*
+ * |bad| must be refused with |reason| wherever a params[] reaches the
+ * provider: set_params on a ready context; set_params with a valid change
+ * of another key ahead of it in the same array (which must not be applied
+ * either); and instantiate, which must leave the context unseeded.
+ */
+static void expect_refused(const OSSL_PARAM *bad, const char *reason,
+                           const char *what)
+{
+    EVP_RAND_CTX *ctx;
+    struct settings before;
+    OSSL_PARAM params[3];
+    unsigned int seven = 7;
+    time_t tseven = 7;
+    int st;
+
+    ctx = pu_drbg_ready(&env, NULL);
+    if (!TU_OK(ctx != NULL && pu_set_uint(ctx, REQUESTS, 500)
+                   && pu_set_time_t(ctx, INTERVAL, 42)
+                   && read_settings(ctx, &before),
+               "%s: a ready context with reseed_requests 500, interval 42",
+               what))
+        goto end;
+    params[0] = *bad;
+    params[1] = OSSL_PARAM_construct_end();
+    pu_err_clear();
+    TU_OK(EVP_RAND_CTX_set_params(ctx, params) == 0, "set_params with %s fails",
+          what);
+    TU_OK(err_reason_is(reason), "... with \"%s\"", reason);
+    TU_OK(same_settings(ctx, &before), "... and changes nothing");
+
+    if (strcmp(bad->key, REQUESTS) == 0)
+        params[0] = OSSL_PARAM_construct_time_t(INTERVAL, &tseven);
+    else
+        params[0] = OSSL_PARAM_construct_uint(REQUESTS, &seven);
+    params[1] = *bad;
+    params[2] = OSSL_PARAM_construct_end();
+    pu_err_clear();
+    TU_OK(EVP_RAND_CTX_set_params(ctx, params) == 0
+              && err_reason_is(reason) && same_settings(ctx, &before),
+          "set_params with %s = 7, then %s, fails and applies neither",
+          params[0].key, what);
+    EVP_RAND_CTX_free(ctx);
+
+    ctx = pu_drbg_new(&env, NULL);
+    if (!TU_OK(ctx != NULL && read_settings(ctx, &before),
+               "%s: a new context", what))
+        goto end;
+    params[0] = *bad;
+    params[1] = OSSL_PARAM_construct_end();
+    pu_err_clear();
+    TU_OK(EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, NULL, 0, params) == 0,
+          "instantiate with %s in params[] fails", what);
+    TU_OK(err_reason_is(reason), "... with \"%s\"", reason);
+    st = state_of(ctx);
+    TU_OK(st == EVP_RAND_STATE_UNINITIALISED && same_settings(ctx, &before),
+          "... and leaves the context unseeded and unchanged (state %d)", st);
+ end:
+    pu_err_clear();
+    EVP_RAND_CTX_free(ctx);
+}
+
+/*
+ * |good| must be applied, by set_params and by instantiate: afterwards its
+ * key reads back as |num| (a number key) or |name| (impl).
+ */
+static void expect_applied(const OSSL_PARAM *good, long long num,
+                           const char *name, const char *what)
+{
+    EVP_RAND_CTX *ctx;
+    OSSL_PARAM params[2];
+    struct settings s;
+    int round, ok;
+
+    params[0] = *good;
+    params[1] = OSSL_PARAM_construct_end();
+    for (round = 0; round < 2; round++) {
+        ctx = pu_drbg_new(&env, NULL);
+        pu_err_clear();
+        ok = ctx != NULL
+             && (round == 0 ? EVP_RAND_CTX_set_params(ctx, params)
+                            : EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, NULL,
+                                                   0, params))
+             && read_settings(ctx, &s);
+        if (ok && strcmp(good->key, REQUESTS) == 0)
+            ok = (long long)s.requests == num;
+        else if (ok && strcmp(good->key, INTERVAL) == 0)
+            ok = (long long)s.interval == num;
+        else if (ok)
+            ok = strcmp(s.impl, name) == 0;
+        TU_OK(ok, "%s with %s is applied (%u/%lld/%s)",
+              round == 0 ? "set_params" : "instantiate", what, s.requests,
+              (long long)s.interval, s.impl);
+        if (!ok)
+            pu_err_from_provider(1);
+        EVP_RAND_CTX_free(ctx);
+    }
+}
+
+static OSSL_PARAM raw_param(const char *key, unsigned int type, void *data,
+                            size_t size)
+{
+    OSSL_PARAM p = OSSL_PARAM_construct_end();
+
+    p.key = key;
+    p.data_type = type;
+    p.data = data;
+    p.data_size = size;
+    return p;
+}
+
+/* The two number keys: each class of malformed value, and short sizes. */
+static void test_bad_numbers(struct guard *g)
+{
+    static const char *const keys[] = { REQUESTS, INTERVAL };
+    unsigned char wide[16], oct[8] = { 1, 0, 0, 0, 0, 0, 0, 0 };
+    char text[] = "100", *textp = text;
+    unsigned int u = 100;
+    time_t t = 100;
+    double half = 2.5, neg = -1.0;
+    uint16_t u16 = 1000;
+    int8_t s8 = 5;
+    char what[128];
+    OSSL_PARAM p;
+    size_t k;
+
+    for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        const char *key = keys[k];
+        unsigned int type = k == 0 ? OSSL_PARAM_UNSIGNED_INTEGER
+                                   : OSSL_PARAM_INTEGER;
+        void *native = k == 0 ? (void *)&u : (void *)&t;
+        size_t size = k == 0 ? sizeof(u) : sizeof(t);
+
+        snprintf(what, sizeof(what), "%s with NULL data", key);
+        p = raw_param(key, type, NULL, size);
+        expect_refused(&p, R_INVALID, what);
+
+        snprintf(what, sizeof(what), "%s with data_size 0", key);
+        p = raw_param(key, type, native, 0);
+        expect_refused(&p, R_INVALID, what);
+
+        snprintf(what, sizeof(what), "%s as an octet string", key);
+        p = raw_param(key, OSSL_PARAM_OCTET_STRING, oct, sizeof(oct));
+        expect_refused(&p, R_INVALID, what);
+
+        snprintf(what, sizeof(what), "%s as a utf8 pointer to \"100\"", key);
+        p = OSSL_PARAM_construct_utf8_ptr(key, &textp, 0);
+        expect_refused(&p, R_INVALID, what);
+
+        /* 2^120 + 1 in either byte order */
+        memset(wide, 0, sizeof(wide));
+        wide[0] = wide[15] = 1;
+        snprintf(what, sizeof(what), "%s as a 16-byte integer above 2^64",
+                 key);
+        p = raw_param(key, type, wide, sizeof(wide));
+        expect_refused(&p, R_INVALID, what);
+
+        snprintf(what, sizeof(what), "%s = %s (double)", key,
+                 k == 0 ? "2.5" : "-1.0");
+        p = OSSL_PARAM_construct_double(key, k == 0 ? &half : &neg);
+        expect_refused(&p, R_INVALID, what);
+
+        /* a short integer is read within its own size, at a page end */
+        if (k == 0) {
+            snprintf(what, sizeof(what), "%s as a 2-byte integer 1000", key);
+            p = raw_param(key, type, guard_put(g, &u16, sizeof(u16)),
+                          sizeof(u16));
+            expect_applied(&p, 1000, NULL, what);
+        } else {
+            snprintf(what, sizeof(what), "%s as a 1-byte integer 5", key);
+            p = raw_param(key, type, guard_put(g, &s8, sizeof(s8)),
+                          sizeof(s8));
+            expect_applied(&p, 5, NULL, what);
+        }
+    }
+}
+
+/*
+ * impl: missing data or pointer, wrong types, and strings that are read
+ * only within data_size (the OSSL_PARAM convention: data_size is the
+ * length, a NUL inside it ends the string early, and none is needed).
+ */
+static void test_bad_impl(struct guard *g)
+{
+    const char *cur = pu_expected_impl(), *to = other_impl(cur);
+    size_t tolen = strlen(to);
+    char buf[32], *nullp = NULL, *ptr = buf, what[128];
+    unsigned int num = 1;
+    OSSL_PARAM p;
+
+    snprintf(buf, sizeof(buf), "%s", to);
+
+    p = OSSL_PARAM_construct_utf8_string("impl", NULL, 0);
+    expect_refused(&p, R_INVALID, "impl as a utf8 string with NULL data");
+    p = raw_param("impl", OSSL_PARAM_UTF8_STRING, NULL, 8);
+    expect_refused(&p, R_INVALID,
+                   "impl as a utf8 string with NULL data and size 8");
+    p = OSSL_PARAM_construct_utf8_ptr("impl", &nullp, 0);
+    expect_refused(&p, R_INVALID, "impl as a utf8 pointer that is NULL");
+    p = raw_param("impl", OSSL_PARAM_UTF8_PTR, NULL, 0);
+    expect_refused(&p, R_INVALID, "impl as a utf8 pointer with NULL data");
+    p = OSSL_PARAM_construct_uint("impl", &num);
+    expect_refused(&p, R_INVALID, "impl as an unsigned integer");
+    p = OSSL_PARAM_construct_octet_string("impl", buf, tolen);
+    expect_refused(&p, R_INVALID, "impl as an octet string");
+
+    /* the bytes past data_size spell a kernel name: they must not count */
+    snprintf(what, sizeof(what), "impl \"%s\" with data_size 0", to);
+    p = OSSL_PARAM_construct_utf8_string("impl", buf, 0);
+    p.data_size = 0;
+    expect_refused(&p, R_UNKNOWN_IMPL, what);
+    snprintf(what, sizeof(what), "impl \"%s\" with data_size %zu", to,
+             tolen - 1);
+    p = OSSL_PARAM_construct_utf8_string("impl", buf, tolen - 1);
+    expect_refused(&p, R_UNKNOWN_IMPL, what);
+    snprintf(what, sizeof(what), "impl as a pointer to \"%s\", data_size %zu",
+             to, tolen - 1);
+    p = OSSL_PARAM_construct_utf8_ptr("impl", &ptr, tolen - 1);
+    expect_refused(&p, R_UNKNOWN_IMPL, what);
+
+    /* accepted: no NUL at all, right before an inaccessible page */
+    snprintf(what, sizeof(what), "impl \"%s\" unterminated at a page end",
+             to);
+    p = OSSL_PARAM_construct_utf8_string("impl", guard_put(g, to, tolen),
+                                         tolen);
+    expect_applied(&p, 0, to, what);
+    snprintf(what, sizeof(what), "impl \"%s\" in a %zu-byte buffer", to,
+             sizeof(buf));
+    p = OSSL_PARAM_construct_utf8_string("impl", buf, sizeof(buf));
+    expect_applied(&p, 0, to, what);
+    snprintf(what, sizeof(what), "impl as a pointer to \"%s\"", to);
+    p = OSSL_PARAM_construct_utf8_ptr("impl", &ptr, 0);
+    expect_applied(&p, 0, to, what);
+    snprintf(what, sizeof(what), "impl as a pointer to \"%s\", data_size %zu",
+             to, tolen);
+    p = OSSL_PARAM_construct_utf8_ptr("impl", &ptr, tolen);
+    expect_applied(&p, 0, to, what);
+}
+
+static void test_bad_set_params(void)
+{
+    struct guard g;
+
+    if (!TU_OK(guard_init(&g), "a page followed by an inaccessible one"))
+        return;
+    test_bad_numbers(&g);
+    test_bad_impl(&g);
+    guard_free(&g);
+}
+
+/*
+ * instantiate refuses a strength above 256 before it applies its params[]:
+ * a failed call changes nothing.
+ */
+static void test_refused_instantiate_keeps_params(void)
+{
+    EVP_RAND_CTX *ctx;
+    struct settings before;
+    OSSL_PARAM params[2];
+    unsigned int nine = 9;
+
+    ctx = pu_drbg_new(&env, NULL);
+    if (!TU_OK(ctx != NULL && read_settings(ctx, &before), "new context"))
+        return;
+    params[0] = OSSL_PARAM_construct_uint(REQUESTS, &nine);
+    params[1] = OSSL_PARAM_construct_end();
+    pu_err_clear();
+    expect_fail(EVP_RAND_instantiate(ctx, PU_STRENGTH + 1, 0, NULL, 0, params),
+                NULL, 0, "instantiate at strength 257 with reseed_requests 9");
+    TU_OK(same_settings(ctx, &before),
+          "... and reseed_requests is not applied");
+    pu_err_clear();
+    EVP_RAND_CTX_free(ctx);
+}
+
+/* Both kinds of get: a context's parameters and the provider's own. */
+typedef int get_fn(void *obj, OSSL_PARAM params[]);
+
+static int get_ctx(void *obj, OSSL_PARAM params[])
+{
+    return EVP_RAND_CTX_get_params(obj, params);
+}
+
+static int get_prov(void *obj, OSSL_PARAM params[])
+{
+    return OSSL_PROVIDER_get_params(obj, params);
+}
+
+static int get_one(get_fn *get, void *obj, OSSL_PARAM *p)
+{
+    OSSL_PARAM params[2];
+    int ret;
+
+    params[0] = *p;
+    params[1] = OSSL_PARAM_construct_end();
+    pu_err_clear();
+    ret = get(obj, params);
+    *p = params[0];
+    return ret;
+}
+
+/*
+ * A get of |key| into |p| (pointing into |buf|, |buflen| bytes, pre-filled
+ * with PAT) must fail with an invalid-parameter error, write nothing, and
+ * set return_size to |need| unless |need| is 0.
+ */
+static void expect_get_refused(get_fn *get, void *obj, OSSL_PARAM p,
+                               const unsigned char *buf, size_t buflen,
+                               size_t need, const char *what)
+{
+    int ret = get_one(get, obj, &p);
+
+    TU_OK(ret == 0, "get %s fails", what);
+    TU_OK(err_reason_is(R_INVALID), "... with \"%s\"", R_INVALID);
+    TU_OK(pu_all_bytes(buf, buflen, PAT), "... and writes nothing");
+    if (need != 0)
+        TU_OK(p.return_size == need, "... and sets return_size to %zu (%zu)",
+              need, p.return_size);
+}
+
+/*
+ * Every class of unusable request for a number |key| of |type| and |size|
+ * bytes: NULL data (a size query, which succeeds), a buffer of the wrong
+ * type, a utf8 pointer, and a 1-byte buffer (enough only for values up to
+ * 255).
+ */
+static void check_get_number(get_fn *get, void *obj, const char *key,
+                             unsigned int type, size_t size)
+{
+    unsigned char buf[32];
+    char *ptr, what[96];
+    int64_t val = -1;
+    OSSL_PARAM p;
+    int ret;
+
+    memset(buf, 0, sizeof(buf));
+    p = raw_param(key, type, buf, size);
+    ret = get_one(get, obj, &p);
+    if (!TU_OK(ret == 1 && OSSL_PARAM_modified(&p)
+                   && OSSL_PARAM_get_int64(&p, &val) && val >= 0,
+               "get %s as its own type (%lld)", key, (long long)val))
+        return;
+
+    p = raw_param(key, type, NULL, size);
+    ret = get_one(get, obj, &p);
+    TU_OK(ret == 1 && p.return_size == size,
+          "get %s with NULL data answers the size (%zu)", key,
+          p.return_size);
+
+    memset(buf, PAT, sizeof(buf));
+    snprintf(what, sizeof(what), "%s as a utf8 string", key);
+    expect_get_refused(get, obj,
+                       raw_param(key, OSSL_PARAM_UTF8_STRING, buf, 16), buf,
+                       sizeof(buf), 0, what);
+    memset(buf, PAT, sizeof(buf));
+    ptr = (char *)buf + 8;
+    p = OSSL_PARAM_construct_utf8_ptr(key, &ptr, 0);
+    ret = get_one(get, obj, &p);
+    TU_OK(ret == 0 && err_reason_is(R_INVALID) && ptr == (char *)buf + 8,
+          "get %s as a utf8 pointer fails and leaves the pointer", key);
+
+    memset(buf, PAT, sizeof(buf));
+    p = raw_param(key, OSSL_PARAM_UNSIGNED_INTEGER, buf, 1);
+    if (val <= 255) {
+        ret = get_one(get, obj, &p);
+        TU_OK(ret == 1 && buf[0] == val && pu_all_bytes(buf + 1, 31, PAT),
+              "get %s (%lld) into 1 byte fits, and writes only that byte",
+              key, (long long)val);
+    } else {
+        snprintf(what, sizeof(what), "%s (%lld) into 1 byte", key,
+                 (long long)val);
+        expect_get_refused(get, obj, p, buf, sizeof(buf), size, what);
+    }
+}
+
+/*
+ * The same for a string |key| whose value is |want|: a buffer without room
+ * for the NUL, a 3-byte one, and one of a number type are refused; NULL
+ * data answers the length; a utf8 pointer and a big enough buffer work.
+ */
+static void check_get_string(get_fn *get, void *obj, const char *key,
+                             const char *want)
+{
+    unsigned char buf[64];
+    size_t len = strlen(want);
+    char *ptr = NULL, what[96];
+    OSSL_PARAM p;
+    int ret;
+
+    if (!TU_OK(len + 1 < sizeof(buf), "%s fits the test buffer", key))
+        return;
+    p = OSSL_PARAM_construct_utf8_string(key, NULL, 0);
+    ret = get_one(get, obj, &p);
+    TU_OK(ret == 1 && p.return_size == len,
+          "get %s with NULL data answers the length (%zu)", key,
+          p.return_size);
+
+    memset(buf, PAT, sizeof(buf));
+    snprintf(what, sizeof(what), "%s into %zu bytes (no room for the NUL)",
+             key, len);
+    expect_get_refused(get, obj,
+                       OSSL_PARAM_construct_utf8_string(key, (char *)buf,
+                                                        len),
+                       buf, sizeof(buf), len, what);
+    snprintf(what, sizeof(what), "%s into 3 bytes", key);
+    expect_get_refused(get, obj,
+                       OSSL_PARAM_construct_utf8_string(key, (char *)buf, 3),
+                       buf, sizeof(buf), len, what);
+    snprintf(what, sizeof(what), "%s as an unsigned integer", key);
+    expect_get_refused(get, obj,
+                       raw_param(key, OSSL_PARAM_UNSIGNED_INTEGER, buf, 8),
+                       buf, sizeof(buf), 0, what);
+
+    memset(buf, PAT, sizeof(buf));
+    p = OSSL_PARAM_construct_utf8_string(key, (char *)buf, len + 1);
+    ret = get_one(get, obj, &p);
+    TU_OK(ret == 1 && memcmp(buf, want, len + 1) == 0
+              && p.return_size == len && pu_all_bytes(buf + len + 1,
+                                                      sizeof(buf) - len - 1,
+                                                      PAT),
+          "get %s into %zu bytes gives \"%s\" and its NUL, nothing more",
+          key, len + 1, want);
+    p = OSSL_PARAM_construct_utf8_ptr(key, &ptr, 0);
+    ret = get_one(get, obj, &p);
+    TU_OK(ret == 1 && ptr != NULL && strcmp(ptr, want) == 0
+              && p.return_size == len,
+          "get %s as a utf8 pointer gives \"%s\"", key, want);
+}
+
+static void test_bad_get_params(void)
+{
+    static const struct {
+        const char *key;
+        unsigned int type;
+        size_t size;
+    } numbers[] = {
+        { OSSL_RAND_PARAM_STATE, OSSL_PARAM_INTEGER, sizeof(int) },
+        { OSSL_RAND_PARAM_STRENGTH, OSSL_PARAM_UNSIGNED_INTEGER,
+          sizeof(unsigned int) },
+        { OSSL_RAND_PARAM_MAX_REQUEST, OSSL_PARAM_UNSIGNED_INTEGER,
+          sizeof(size_t) },
+        { REQUESTS, OSSL_PARAM_UNSIGNED_INTEGER, sizeof(unsigned int) },
+        { INTERVAL, OSSL_PARAM_INTEGER, sizeof(time_t) },
+        { OSSL_DRBG_PARAM_RESEED_COUNTER, OSSL_PARAM_UNSIGNED_INTEGER,
+          sizeof(unsigned int) },
+        { OSSL_DRBG_PARAM_RESEED_TIME, OSSL_PARAM_INTEGER, sizeof(time_t) },
+        { OSSL_DRBG_PARAM_MAX_PERSLEN, OSSL_PARAM_UNSIGNED_INTEGER,
+          sizeof(size_t) },
+        { OSSL_DRBG_PARAM_MAX_ADINLEN, OSSL_PARAM_UNSIGNED_INTEGER,
+          sizeof(size_t) },
+    };
+    static const char *const prov_strings[] = {
+        OSSL_PROV_PARAM_NAME, OSSL_PROV_PARAM_VERSION,
+        OSSL_PROV_PARAM_BUILDINFO, "impl"
+    };
+    EVP_RAND_CTX *ctx;
+    OSSL_PARAM p;
+    char *value;
+    size_t i;
+
+    ctx = pu_drbg_ready(&env, NULL);
+    if (!TU_OK(ctx != NULL, "instantiated context"))
+        return;
+    for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++)
+        check_get_number(get_ctx, ctx, numbers[i].key, numbers[i].type,
+                         numbers[i].size);
+    check_get_string(get_ctx, ctx, "impl", pu_expected_impl());
+    EVP_RAND_CTX_free(ctx);
+
+    check_get_number(get_prov, env.prov, OSSL_PROV_PARAM_STATUS,
+                     OSSL_PARAM_INTEGER, sizeof(int));
+    for (i = 0; i < sizeof(prov_strings) / sizeof(prov_strings[0]); i++) {
+        value = NULL;
+        p = OSSL_PARAM_construct_utf8_ptr(prov_strings[i], &value, 0);
+        if (TU_OK(get_one(get_prov, env.prov, &p) == 1 && value != NULL,
+                  "provider %s: \"%s\"", prov_strings[i],
+                  value != NULL ? value : "(null)"))
+            check_get_string(get_prov, env.prov, prov_strings[i], value);
+    }
+    pu_err_clear();
+}
+
 static void body(void)
 {
     if (!TU_OK(pu_env_init(&env), "load default and %s into a new libctx",
@@ -485,6 +1106,9 @@ static void body(void)
     test_direct_max_request();
     test_evp_splits();
     test_null_inputs();
+    test_bad_set_params();
+    test_refused_instantiate_keeps_params();
+    test_bad_get_params();
     pu_env_free(&env);
 }
 

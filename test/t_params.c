@@ -5,7 +5,8 @@
  * every default, the values that move (state, reseed_counter, reseed_time),
  * the settable ones and what they change, the per-context kernel switch,
  * rejected values that must leave the old one in place, params[] given to
- * instantiate, provider-level parameters and verify_zeroization.
+ * instantiate, provider-level parameters, verify_zeroization, and answers
+ * that follow the key's text wherever the caller keeps it.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -814,6 +815,71 @@ static void test_provider_params(void)
     TU_OK(OSSL_PROVIDER_self_test(env.prov) == 1, "OSSL_PROVIDER_self_test");
 }
 
+/*
+ * Every answer depends on the key's text, not on where it is stored: a
+ * caller that writes one key after another into the same buffer gets each
+ * key's own value, and nothing for a key the provider does not know.  Once
+ * with nothing in between (the buffer's address was the last max_request
+ * query answered), once with EVP_RAND_generate's own max_request query
+ * between the reads.
+ */
+static void test_key_buffer_reuse(void)
+{
+    static const struct {
+        const char *key;
+        size_t want; /* 0: unknown, must stay unmodified */
+    } seq[] = {
+        { OSSL_RAND_PARAM_MAX_REQUEST, MAX_REQUEST },
+        { OSSL_DRBG_PARAM_MAX_ADINLEN, MAX_INLEN },
+        { OSSL_RAND_PARAM_MAX_REQUEST, MAX_REQUEST },
+        { OSSL_RAND_PARAM_STRENGTH, 256 },
+        { OSSL_RAND_PARAM_MAX_REQUEST, MAX_REQUEST },
+        { OSSL_DRBG_PARAM_MAX_PERSLEN, MAX_INLEN },
+        { OSSL_RAND_PARAM_MAX_REQUEST, MAX_REQUEST },
+        { "no-such-key", 0 },
+        { OSSL_RAND_PARAM_MAX_REQUEST, MAX_REQUEST },
+        { "max_requesT", 0 },
+        { "max_request_", 0 },
+        { "max_reques", 0 },
+        { OSSL_RAND_PARAM_MAX_REQUEST, MAX_REQUEST },
+    };
+    EVP_RAND_CTX *ctx;
+    unsigned char out[16];
+    char key[32];
+    OSSL_PARAM p[2];
+    size_t i, v;
+    int round, ok;
+
+    ctx = pu_drbg_ready(&env, NULL);
+    if (!TU_OK(ctx != NULL, "instantiated context"))
+        return;
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+            if (round == 1 && !gen(ctx, out, sizeof(out)))
+                TU_OK(0, "generate before \"%s\"", seq[i].key);
+            memset(key, 0, sizeof(key));
+            strcpy(key, seq[i].key);
+            v = 12345;
+            p[0] = OSSL_PARAM_construct_size_t(key, &v);
+            p[1] = OSSL_PARAM_construct_end();
+            ok = EVP_RAND_CTX_get_params(ctx, p);
+            if (seq[i].want != 0)
+                TU_OK(ok && OSSL_PARAM_modified(&p[0]) && v == seq[i].want,
+                      "%s\"%s\" in a reused key buffer reads %zu (got %zu)",
+                      round == 1 ? "after a generate, " : "", seq[i].key,
+                      seq[i].want, v);
+            else
+                TU_OK(ok && !OSSL_PARAM_modified(&p[0]) && v == 12345,
+                      "%s\"%s\" in a reused key buffer is left alone "
+                      "(got %zu%s)",
+                      round == 1 ? "after a generate, " : "", seq[i].key, v,
+                      OSSL_PARAM_modified(&p[0]) ? ", marked modified" : "");
+        }
+    }
+    pu_err_clear();
+    EVP_RAND_CTX_free(ctx);
+}
+
 static void body(void)
 {
     if (!TU_OK(pu_env_init(&env), "load default and %s into a new libctx",
@@ -829,6 +895,7 @@ static void body(void)
     test_instantiate_params();
     test_impl_switch();
     test_provider_params();
+    test_key_buffer_reuse();
     pu_env_free(&env);
 }
 

@@ -21,6 +21,16 @@
  *    known to be good succeed, failures leave the error state, uninstantiate
  *    zeroizes, parameters read back as set, the reseed counter only grows.
  *
+ * Parameters come in every shape, well formed or not (NULL data or
+ * pointers, data_size 0 or odd, wrong types, strings without a NUL in heap
+ * blocks of their exact size, strings cut short by data_size), given to
+ * set_params and to instantiate: each must be accepted or refused as the
+ * model says, and a refused array changes nothing.  Requests for values
+ * come in every shape too (wrong types, buffers too small or without room
+ * for the NUL, size queries, near-miss keys, key buffers reused for other
+ * keys): an answer depends only on the key's text, fits its buffer or
+ * fails with an error, and never writes past data_size.
+ *
  * The provider is linked in and registered with OSSL_PROVIDER_add_builtin.
  * Input format: a byte stream read front to back; each operation takes an
  * opcode byte and then what it needs.  Build and run: `make fuzz`.
@@ -419,6 +429,474 @@ static void check_output(struct rec *r, int idx, const uint8_t *out,
 }
 
 /* ---------------------------------------------------------------------- */
+/* Parameters in: well formed or not                                      */
+/* ---------------------------------------------------------------------- */
+
+#define MAX_PARAMS 3
+#define NAME_BOUND 16 /* how far a NUL-terminated impl pointer is read */
+
+/* What one params[] points into; heap blocks are freed after the call. */
+struct param_store {
+    union {
+        unsigned char b[32];
+        uint64_t u;
+        time_t t;
+        double d;
+    } v[MAX_PARAMS];
+    char *ptr[MAX_PARAMS];
+    void *heap[MAX_PARAMS];
+};
+
+/* The three settable values, as the model has them. */
+struct settings {
+    unsigned int requests;
+    time_t interval;
+    char impl[16];
+};
+
+static void free_params(struct param_store *st)
+{
+    int i;
+
+    for (i = 0; i < MAX_PARAMS; i++) {
+        free(st->heap[i]);
+        st->heap[i] = NULL;
+    }
+}
+
+/*
+ * The model of how impl is read: a UTF8_STRING is its data_size bytes, or
+ * fewer up to a NUL; a UTF8_PTR points to data_size bytes read the same
+ * way, or (data_size 0) to at most NAME_BOUND; other types, NULL data and
+ * a NULL pointer are refused.  1, with the name in |name|, if it names a
+ * kernel this CPU runs.
+ */
+static int model_impl(const OSSL_PARAM *p, char *name, size_t namelen)
+{
+    const struct chacha_impl *impl;
+    size_t bound = p->data_size, len = 0;
+    const char *s;
+
+    if (p->data == NULL)
+        return 0;
+    if (p->data_type == OSSL_PARAM_UTF8_STRING) {
+        s = p->data;
+    } else if (p->data_type == OSSL_PARAM_UTF8_PTR) {
+        s = *(char *const *)p->data;
+        if (bound == 0)
+            bound = NAME_BOUND;
+    } else {
+        return 0;
+    }
+    if (s == NULL)
+        return 0;
+    while (len < bound && s[len] != '\0')
+        len++;
+    if (len >= namelen)
+        return 0;
+    memcpy(name, s, len);
+    name[len] = '\0';
+    impl = chacha_impl_by_name(name);
+    return impl != NULL && chacha_impl_supported(impl);
+}
+
+/*
+ * One parameter |p| (number |i| of the array) of a random type and shape,
+ * and whether the provider must accept it (*|valid|), with what it would
+ * apply written into |want|.  Beyond well-formed values: NULL data,
+ * data_size 0, integers of 1 to 16 bytes, the wrong type, doubles, and
+ * blocks on the heap of exactly data_size bytes (no NUL for strings), so
+ * that a read past them is an ASan report; for impl also strings cut
+ * short by data_size and NULL pointers.
+ */
+static void make_param(struct rd *in, OSSL_PARAM *p, struct param_store *st,
+                       int i, struct settings *want, int *valid)
+{
+    static const char *names[] = { "generic", "sse2", "avx2", "avx512",
+                                   "neon", "bogus", "", "GENERIC" };
+    unsigned int key = u8(in) % 4, type = u8(in) % 6, shape = u8(in);
+    uint64_t raw = u32(in) | (uint64_t)(u8(in) & 3) << 32;
+    int sign = u8(in) & 1;
+    const char *k = key == 0   ? OSSL_DRBG_PARAM_RESEED_REQUESTS
+                    : key == 1 ? OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL
+                    : key == 2 ? "impl"
+                               : "cipher";
+    void *store = st->v[i].b;
+
+    memset(&st->v[i], 0, sizeof(st->v[i]));
+    if (key == 2 || type == 5) {
+        const char *name = names[raw % 8];
+        size_t len = strlen(name);
+
+        snprintf(store, sizeof(st->v[i].b), "%s", name);
+        *p = OSSL_PARAM_construct_utf8_string(k, store, 0);
+        st->ptr[i] = store;
+        switch (shape % 16) {
+        case 7:
+            p->data_type = OSSL_PARAM_OCTET_STRING;
+            break;
+        case 8:
+            p->data = NULL;
+            break;
+        case 9:
+            p->data_size = (shape >> 4) % (len + 1); /* may cut it short */
+            break;
+        case 10:
+            *p = OSSL_PARAM_construct_utf8_ptr(k, &st->ptr[i], 0);
+            break;
+        case 11:
+            st->ptr[i] = NULL;
+            *p = OSSL_PARAM_construct_utf8_ptr(k, &st->ptr[i], 0);
+            break;
+        case 12:
+            *p = OSSL_PARAM_construct_utf8_ptr(k, &st->ptr[i],
+                                               (shape >> 4) % (len + 2));
+            break;
+        case 13:
+            p->data = NULL;
+            p->data_type = OSSL_PARAM_UTF8_PTR;
+            break;
+        case 14:
+            st->heap[i] = malloc(len > 0 ? len : 1); /* exactly the name */
+            CHECK(st->heap[i] != NULL, "malloc");
+            memcpy(st->heap[i], name, len);
+            p->data = st->heap[i];
+            p->data_size = len; /* no NUL inside */
+            break;
+        default:
+            break;
+        }
+    } else {
+        if (type == 0) {
+            *(int *)store = sign ? -(int)(raw % 1000) : (int)(raw & INT_MAX);
+            *p = OSSL_PARAM_construct_int(k, store);
+        } else if (type == 1) {
+            *(unsigned int *)store = (unsigned int)raw;
+            *p = OSSL_PARAM_construct_uint(k, store);
+        } else if (type == 2) {
+            *(uint64_t *)store = raw;
+            *p = OSSL_PARAM_construct_uint64(k, store);
+        } else if (type == 3) {
+            *(time_t *)store = sign ? -(time_t)(raw % 1000) : (time_t)raw;
+            *p = OSSL_PARAM_construct_time_t(k, store);
+        } else {
+            *(size_t *)store = (size_t)raw;
+            *p = OSSL_PARAM_construct_size_t(k, store);
+        }
+        switch (shape % 16) {
+        case 8:
+            p->data = NULL;
+            break;
+        case 9:
+            p->data_size = 0;
+            break;
+        case 10:
+            p->data_size = 1 + (shape >> 4); /* within the zeroed store */
+            break;
+        case 11:
+            p->data_type = OSSL_PARAM_OCTET_STRING;
+            break;
+        case 12:
+            *p = OSSL_PARAM_construct_utf8_ptr(k, &st->ptr[i], 0);
+            break;
+        case 13:
+            st->v[i].d = (sign ? -(double)(raw % 1000) : (double)raw)
+                         / ((shape >> 4) % 2 + 1);
+            *p = OSSL_PARAM_construct_double(k, &st->v[i].d);
+            break;
+        case 14:
+            st->heap[i] = malloc(p->data_size);
+            CHECK(st->heap[i] != NULL, "malloc");
+            memcpy(st->heap[i], p->data, p->data_size);
+            p->data = st->heap[i];
+            break;
+        default:
+            break;
+        }
+    }
+
+    /*
+     * OpenSSL's conversions are the oracle for a number that has data;
+     * without data, or with data_size 0, it must be refused (3.0's getters
+     * would crash on the one and read 0 from the other).
+     */
+    if (key == 0) {
+        unsigned int v;
+
+        *valid = p->data != NULL && p->data_size != 0
+                 && OSSL_PARAM_get_uint(p, &v);
+        if (*valid)
+            want->requests = v;
+    } else if (key == 1) {
+        time_t v;
+
+        *valid = p->data != NULL && p->data_size != 0
+                 && OSSL_PARAM_get_time_t(p, &v) && v >= 0;
+        if (*valid)
+            want->interval = v;
+    } else if (key == 2) {
+        char name[NAME_BOUND + 1];
+
+        *valid = model_impl(p, name, sizeof(name));
+        if (*valid)
+            snprintf(want->impl, sizeof(want->impl), "%s", name);
+    } else {
+        *valid = 1; /* unknown keys are ignored, whatever their shape */
+    }
+}
+
+/*
+ * 1 to 3 parameters into |p| (terminated), with *|valid| for the whole
+ * array and |want| updated as it would apply.  Returns 0 (nothing to do)
+ * when a key repeats: the provider reads only the first, which the model
+ * does not follow.
+ */
+static int make_params(struct rd *in, OSSL_PARAM *p, struct param_store *st,
+                       struct settings *want, int *valid)
+{
+    int n = 1 + (int)(u8(in) % MAX_PARAMS), i, j, v;
+
+    *valid = 1;
+    memset(st, 0, sizeof(*st));
+    for (i = 0; i < n; i++) {
+        make_param(in, &p[i], st, i, want, &v);
+        *valid &= v;
+    }
+    p[n] = OSSL_PARAM_construct_end();
+    for (i = 1; i < n; i++)
+        for (j = 0; j < i; j++)
+            if (strcmp(p[i].key, p[j].key) == 0) {
+                free_params(st);
+                return 0;
+            }
+    return 1;
+}
+
+static void model_settings(const struct rec *r, struct settings *s)
+{
+    s->requests = r->requests;
+    s->interval = r->interval;
+    snprintf(s->impl, sizeof(s->impl), "%s", r->impl);
+}
+
+static void set_model(struct rec *r, const struct settings *s)
+{
+    r->requests = s->requests;
+    r->interval = s->interval;
+    snprintf(r->impl, sizeof(r->impl), "%s", s->impl);
+}
+
+/* The context's settings must be the model's. */
+static void check_settings(struct rec *r)
+{
+    unsigned int req;
+    time_t ival;
+    char impl[32];
+    OSSL_PARAM p[4];
+
+    p[0] = OSSL_PARAM_construct_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, &req);
+    p[1] = OSSL_PARAM_construct_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL,
+                                       &ival);
+    p[2] = OSSL_PARAM_construct_utf8_string("impl", impl, sizeof(impl));
+    p[3] = OSSL_PARAM_construct_end();
+    CHECK(EVP_RAND_CTX_get_params(r->ctx, p), "get params");
+    CHECK(req == r->requests && ival == r->interval
+              && strcmp(impl, r->impl) == 0,
+          "params read back %u/%lld/%s, model %u/%lld/%s", req,
+          (long long)ival, impl, r->requests, (long long)r->interval,
+          r->impl);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Parameters out: requests of every shape                                */
+/* ---------------------------------------------------------------------- */
+
+/* The gettable keys, then unknown ones that are near misses. */
+static const char *const get_keys[] = {
+    OSSL_RAND_PARAM_STATE,           OSSL_RAND_PARAM_STRENGTH,
+    OSSL_RAND_PARAM_MAX_REQUEST,     OSSL_DRBG_PARAM_RESEED_REQUESTS,
+    OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL,
+    OSSL_DRBG_PARAM_RESEED_COUNTER,  OSSL_DRBG_PARAM_RESEED_TIME,
+    OSSL_DRBG_PARAM_MAX_PERSLEN,     OSSL_DRBG_PARAM_MAX_ADINLEN,
+    "impl",                          "max_requesT",
+    "max_reques",                    "max_request_",
+    "strengtH",                      "no-such-key",
+};
+#define N_GET_KEYS (sizeof(get_keys) / sizeof(get_keys[0]))
+#define KEY_IMPL 9
+#define FIRST_UNKNOWN_KEY 10
+#define ASK_BYTES 40
+
+/*
+ * Every request writes its keys into these same buffers, so a key's
+ * address says nothing about its text.
+ */
+static char key_bufs[MAX_PARAMS][24];
+
+struct ask {
+    unsigned int key;   /* index into get_keys */
+    unsigned int shape;
+    unsigned char buf[ASK_BYTES]; /* the data, then FILL to the end */
+    char *ptr;
+    int predict;        /* 1 must succeed, 0 must fail, -1 cannot tell */
+};
+
+/* 1 if |v| (>= 0) fits |size| bytes, signed or not. */
+static int fits(int64_t v, size_t size, int is_signed)
+{
+    size_t bits = size * 8 - (is_signed ? 1 : 0);
+
+    return bits >= 63 || v < ((int64_t)1 << bits);
+}
+
+/* Build request |a| into |p| for a key whose value is |v| (or |name|). */
+static void make_ask(struct ask *a, OSSL_PARAM *p, char *key, int64_t v,
+                     const char *name)
+{
+    static const struct {
+        unsigned int type;
+        size_t size;
+    } shapes[] = {
+        { OSSL_PARAM_UNSIGNED_INTEGER, 8 }, { OSSL_PARAM_UNSIGNED_INTEGER, 1 },
+        { OSSL_PARAM_UNSIGNED_INTEGER, 2 }, { OSSL_PARAM_INTEGER, 4 },
+        { OSSL_PARAM_UNSIGNED_INTEGER, 4 }, { OSSL_PARAM_INTEGER, 16 },
+        { OSSL_PARAM_REAL, sizeof(double) }, { OSSL_PARAM_UTF8_STRING, 0 },
+        { OSSL_PARAM_UTF8_PTR, 0 },         { OSSL_PARAM_OCTET_STRING, 8 },
+        { OSSL_PARAM_UNSIGNED_INTEGER, 0 }, { OSSL_PARAM_UTF8_STRING, 0 },
+    };
+    unsigned int s = a->shape % (sizeof(shapes) / sizeof(shapes[0]));
+    int number = a->key < KEY_IMPL, is_int;
+    size_t len = name != NULL ? strlen(name) : 0;
+
+    snprintf(key, sizeof(key_bufs[0]), "%s", get_keys[a->key]);
+    memset(a->buf, FILL, sizeof(a->buf));
+    a->ptr = NULL;
+    p->key = key;
+    p->data_type = shapes[s].type;
+    p->data = a->buf;
+    p->data_size = shapes[s].size;
+    p->return_size = OSSL_PARAM_UNMODIFIED;
+    if (s == 7)
+        p->data_size = (a->shape >> 4) % 24; /* any size, NUL room or not */
+    else if (s == 8)
+        p->data = &a->ptr;
+    else if (s >= 10)
+        p->data = NULL; /* asks for the size */
+
+    is_int = p->data_type == OSSL_PARAM_INTEGER
+             || p->data_type == OSSL_PARAM_UNSIGNED_INTEGER;
+    if (a->key >= FIRST_UNKNOWN_KEY)
+        a->predict = 1;
+    else if (number && is_int)
+        a->predict = p->data == NULL
+                     || fits(v, p->data_size,
+                             p->data_type == OSSL_PARAM_INTEGER);
+    else if (number)
+        a->predict = p->data_type == OSSL_PARAM_REAL ? -1 : 0;
+    else if (p->data_type == OSSL_PARAM_UTF8_PTR)
+        a->predict = 1;
+    else if (p->data_type == OSSL_PARAM_UTF8_STRING)
+        a->predict = p->data == NULL || p->data_size > len;
+    else
+        a->predict = 0;
+}
+
+/*
+ * What request |a| in |p| wrote: nothing past data_size (nothing at all
+ * in a failed call of one request), and the value if the call worked.
+ */
+static void check_ask(const struct ask *a, const OSSL_PARAM *p, int r_ok,
+                      int alone, int64_t v, const char *name)
+{
+    size_t i, from = p->data_size;
+    int64_t got;
+
+    /* unknown keys, pointers and size queries leave the buffer alone */
+    if (a->key >= FIRST_UNKNOWN_KEY || p->data != a->buf || (!r_ok && alone))
+        from = 0;
+    for (i = from; i < sizeof(a->buf); i++)
+        CHECK(a->buf[i] == FILL, "get %s (type %u, %zu bytes) wrote byte %zu",
+              get_keys[a->key], p->data_type, p->data_size, i);
+    if (a->key >= FIRST_UNKNOWN_KEY) {
+        CHECK(!OSSL_PARAM_modified(p) && a->ptr == NULL,
+              "unknown key %s was answered", get_keys[a->key]);
+        return;
+    }
+    if (!r_ok)
+        return;
+    CHECK(OSSL_PARAM_modified(p), "%s not answered", get_keys[a->key]);
+    if (p->data == NULL) {
+        CHECK(p->return_size > 0, "size query of %s returned 0",
+              get_keys[a->key]);
+        return;
+    }
+    if (a->key < KEY_IMPL) {
+        CHECK(OSSL_PARAM_get_int64(p, &got) && got == v,
+              "%s answered %lld, want %lld", get_keys[a->key],
+              (long long)got, (long long)v);
+    } else if (p->data_type == OSSL_PARAM_UTF8_PTR) {
+        CHECK(a->ptr != NULL && strcmp(a->ptr, name) == 0,
+              "impl answered as a pointer to %s, want %s",
+              a->ptr != NULL ? a->ptr : "NULL", name);
+    } else {
+        CHECK(memcmp(a->buf, name, strlen(name) + 1) == 0
+                  && p->return_size == strlen(name),
+              "impl answered %.*s, want %s", (int)p->data_size, a->buf,
+              name);
+    }
+}
+
+/*
+ * 1 to 3 requests of random keys and shapes in one call: the call works
+ * exactly when each request can take its answer, none writes past its
+ * buffer, answers follow the key's text, and a failure raises an error.
+ */
+static void ask_params(struct rd *in, struct rec *r, unsigned int counter,
+                       time_t rtime)
+{
+    int n = 1 + (int)(u8(in) % MAX_PARAMS), i, r_ok, want;
+    int any_fail = 0, any_unsure = 0;
+    struct ask asks[MAX_PARAMS];
+    OSSL_PARAM p[MAX_PARAMS + 1];
+    int64_t vals[MAX_PARAMS];
+
+    for (i = 0; i < n; i++) {
+        struct ask *a = &asks[i];
+        int j;
+        const int64_t values[KEY_IMPL] = {
+            r->state, 256, MAX_REQUEST, r->requests, r->interval, counter,
+            rtime, INPUT_LIMIT, INPUT_LIMIT
+        };
+
+        a->key = u8(in) % N_GET_KEYS;
+        a->shape = u8(in);
+        for (j = 0; j < i; j++)
+            if (asks[j].key == a->key)
+                return; /* only the first would be answered: skip */
+        vals[i] = a->key < KEY_IMPL ? values[a->key] : 0;
+        make_ask(a, &p[i], key_bufs[i], vals[i], r->impl);
+        if (a->predict == 0)
+            any_fail = 1;
+        else if (a->predict < 0)
+            any_unsure = 1;
+    }
+    want = any_fail ? 0 : any_unsure ? -1 : 1;
+    p[n] = OSSL_PARAM_construct_end();
+    ERR_clear_error();
+    r_ok = EVP_RAND_CTX_get_params(r->ctx, p);
+    CHECK(want < 0 || r_ok == want, "get of %d params returned %d, want %d",
+          n, r_ok, want);
+    CHECK(r_ok || ERR_peek_error() != 0, "get failed without an error");
+    for (i = 0; i < n; i++)
+        check_ask(&asks[i], &p[i], r_ok, n == 1, vals[i], r->impl);
+    if (!r_ok && n == 1 && asks[0].key == KEY_IMPL
+        && p[0].data_type == OSSL_PARAM_UTF8_STRING)
+        CHECK(p[0].return_size == strlen(r->impl),
+              "too small for impl: return_size %zu", p[0].return_size);
+    ERR_clear_error();
+}
+
+/* ---------------------------------------------------------------------- */
 /* Operations                                                             */
 /* ---------------------------------------------------------------------- */
 
@@ -584,6 +1062,10 @@ static void op_instantiate(struct rd *in)
     unsigned int strength = pick_strength(in);
     size_t plen = pick_input_len(in);
     uint8_t *pers = input_bytes(in, scratch, plen);
+    int with_params = (int)(u8(in) & 1), valid = 1;
+    OSSL_PARAM p[MAX_PARAMS + 1];
+    struct param_store st;
+    struct settings want;
     struct rec *r;
     int before;
 
@@ -591,12 +1073,21 @@ static void op_instantiate(struct rd *in)
         return;
     r = &recs[idx];
     before = r->state;
+    model_settings(r, &want);
+    if (with_params && !make_params(in, p, &st, &want, &valid))
+        return;
+    /* params[] apply only when nothing else refuses the call */
     must_fail = before != EVP_RAND_STATE_UNINITIALISED || strength > 256
-                || plen > INPUT_LIMIT;
+                || plen > INPUT_LIMIT || !valid;
     ERR_clear_error();
     r_ok = EVP_RAND_instantiate(r->ctx, strength, pred,
                                 plen == 0 && (u8(in) & 1) ? NULL : pers, plen,
-                                NULL);
+                                with_params ? p : NULL);
+    if (with_params)
+        free_params(&st);
+    if (!must_fail)
+        set_model(r, &want);
+    check_settings(r);
     if (must_fail) {
         CHECK(!r_ok && ERR_peek_error() != 0,
               "instantiate(state %d, strength %u, perslen %zu) did not fail "
@@ -780,133 +1271,29 @@ static void op_verify(struct rd *in)
           "verify_zeroization disagrees with state %d", r->state);
 }
 
-/* One parameter of a random type; *|valid| says whether it must apply. */
-static void make_param(struct rd *in, OSSL_PARAM *p, void *store,
-                       unsigned int *new_req,
-                       time_t *new_int, char *new_impl, int *valid)
-{
-    static const char *names[] = { "generic", "sse2", "avx2", "avx512",
-                                   "neon", "bogus", "", "GENERIC" };
-    unsigned int key = u8(in) % 4, type = u8(in) % 6;
-    uint64_t raw = u32(in) | (uint64_t)(u8(in) & 3) << 32;
-    int sign = u8(in) & 1;
-    const char *k = key == 0   ? OSSL_DRBG_PARAM_RESEED_REQUESTS
-                    : key == 1 ? OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL
-                    : key == 2 ? "impl"
-                               : "cipher";
-
-    if (key == 2 || type == 5) {
-        const char *name = names[raw % 8];
-
-        snprintf(store, 32, "%s", name);
-        *p = OSSL_PARAM_construct_utf8_string(k, store, 0);
-    } else if (type == 0) {
-        *(int *)store = sign ? -(int)(raw % 1000) : (int)(raw & INT_MAX);
-        *p = OSSL_PARAM_construct_int(k, store);
-    } else if (type == 1) {
-        *(unsigned int *)store = (unsigned int)raw;
-        *p = OSSL_PARAM_construct_uint(k, store);
-    } else if (type == 2) {
-        *(uint64_t *)store = raw;
-        *p = OSSL_PARAM_construct_uint64(k, store);
-    } else if (type == 3) {
-        *(time_t *)store = sign ? -(time_t)(raw % 1000) : (time_t)raw;
-        *p = OSSL_PARAM_construct_time_t(k, store);
-    } else {
-        *(size_t *)store = (size_t)raw;
-        *p = OSSL_PARAM_construct_size_t(k, store);
-    }
-
-    /* OpenSSL's own conversions are the oracle for what must be accepted */
-    if (key == 0) {
-        unsigned int v;
-
-        *valid = OSSL_PARAM_get_uint(p, &v);
-        if (*valid)
-            *new_req = v;
-    } else if (key == 1) {
-        time_t v;
-
-        *valid = OSSL_PARAM_get_time_t(p, &v) && v >= 0;
-        if (*valid)
-            *new_int = v;
-    } else if (key == 2) {
-        const struct chacha_impl *impl = NULL;
-        const char *s = NULL;
-
-        if (OSSL_PARAM_get_utf8_string_ptr(p, &s))
-            impl = chacha_impl_by_name(s);
-        *valid = impl != NULL && chacha_impl_supported(impl);
-        if (*valid)
-            snprintf(new_impl, 16, "%s", impl->name);
-    } else {
-        *valid = 1; /* unknown keys are ignored */
-    }
-}
-
-static void read_params(struct rec *r, unsigned int *req, time_t *ival,
-                        char *impl, size_t impllen)
-{
-    OSSL_PARAM p[4];
-
-    p[0] = OSSL_PARAM_construct_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, req);
-    p[1] = OSSL_PARAM_construct_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL,
-                                       ival);
-    p[2] = OSSL_PARAM_construct_utf8_string("impl", impl, impllen);
-    p[3] = OSSL_PARAM_construct_end();
-    CHECK(EVP_RAND_CTX_get_params(r->ctx, p), "get params");
-}
-
 static void op_set_params(struct rd *in)
 {
-    int idx = pick(in, CHACHA), n = 1 + (int)(u8(in) % 3), i, valid = 1, v;
-    OSSL_PARAM p[4];
-    union {
-        char s[32];
-        uint64_t u;
-        time_t t;
-    } store[3];
-    unsigned int req, got_req;
-    time_t ival, got_ival;
-    char impl[16], got_impl[32];
+    int idx = pick(in, CHACHA), valid, r_ok;
+    OSSL_PARAM p[MAX_PARAMS + 1];
+    struct param_store st;
+    struct settings want;
     struct rec *r;
-    int r_ok;
 
     if (idx < 0)
         return;
     r = &recs[idx];
-    req = r->requests;
-    ival = r->interval;
-    snprintf(impl, sizeof(impl), "%s", r->impl);
-    for (i = 0; i < n; i++) {
-        make_param(in, &p[i], &store[i], &req, &ival, impl, &v);
-        valid &= v;
-    }
-    p[n] = OSSL_PARAM_construct_end();
-    /* a key given twice: the provider reads the first, so model that */
-    for (i = 1; i < n; i++) {
-        int j;
-
-        for (j = 0; j < i; j++)
-            if (strcmp(p[i].key, p[j].key) == 0)
-                return; /* ambiguous: skip rather than guess */
-    }
+    model_settings(r, &want);
+    if (!make_params(in, p, &st, &want, &valid))
+        return;
     ERR_clear_error();
     r_ok = EVP_RAND_CTX_set_params(r->ctx, p);
+    free_params(&st);
     CHECK(r_ok == valid, "set_params returned %d, expected %d", r_ok, valid);
-    if (!r_ok)
+    if (r_ok)
+        set_model(r, &want);
+    else
         CHECK(ERR_peek_error() != 0, "set_params failed without an error");
-    if (r_ok) {
-        r->requests = req;
-        r->interval = ival;
-        snprintf(r->impl, sizeof(r->impl), "%s", impl);
-    }
-    read_params(r, &got_req, &got_ival, got_impl, sizeof(got_impl));
-    CHECK(got_req == r->requests && got_ival == r->interval
-              && strcmp(got_impl, r->impl) == 0,
-          "params read back %u/%lld/%s, model %u/%lld/%s", got_req,
-          (long long)got_ival, got_impl, r->requests,
-          (long long)r->interval, r->impl);
+    check_settings(r);
 }
 
 static void op_get_params(struct rd *in)
@@ -915,9 +1302,8 @@ static void op_get_params(struct rd *in)
     unsigned int strength = 0, counter = 0;
     size_t maxreq = 0, maxpers = 0, maxadin = 0;
     time_t rtime = 0;
-    OSSL_PARAM p[7];
+    OSSL_PARAM p[8];
     struct rec *r;
-    char wrong[4];
 
     if (idx < 0)
         return;
@@ -929,7 +1315,8 @@ static void op_get_params(struct rd *in)
                                      &counter);
     p[4] = OSSL_PARAM_construct_size_t(OSSL_DRBG_PARAM_MAX_PERSLEN, &maxpers);
     p[5] = OSSL_PARAM_construct_size_t(OSSL_DRBG_PARAM_MAX_ADINLEN, &maxadin);
-    p[6] = OSSL_PARAM_construct_end();
+    p[6] = OSSL_PARAM_construct_time_t(OSSL_DRBG_PARAM_RESEED_TIME, &rtime);
+    p[7] = OSSL_PARAM_construct_end();
     CHECK(EVP_RAND_CTX_get_params(r->ctx, p), "get params");
     CHECK(state == r->state && strength == 256 && maxreq == MAX_REQUEST
               && maxpers == INPUT_LIMIT && maxadin == INPUT_LIMIT
@@ -938,18 +1325,7 @@ static void op_get_params(struct rd *in)
           "counter %u (was %u)", state, r->state, strength, maxreq, counter,
           r->counter);
     r->counter = counter;
-
-    /* wrong types and too-small buffers must fail, not scribble */
-    p[0] = OSSL_PARAM_construct_utf8_string(OSSL_RAND_PARAM_STATE, wrong,
-                                            sizeof(wrong));
-    p[1] = OSSL_PARAM_construct_end();
-    if (u8(in) & 1)
-        p[0] = OSSL_PARAM_construct_utf8_string("impl", wrong, 2);
-    ERR_clear_error();
-    (void)EVP_RAND_CTX_get_params(r->ctx, p);
-    p[0] = OSSL_PARAM_construct_time_t(OSSL_DRBG_PARAM_RESEED_TIME, &rtime);
-    p[1] = OSSL_PARAM_construct_end();
-    CHECK(EVP_RAND_CTX_get_params(r->ctx, p), "get reseed_time");
+    ask_params(in, r, counter, rtime);
 }
 
 static void op_lock(struct rd *in)
