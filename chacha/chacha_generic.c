@@ -31,6 +31,8 @@ static inline uint32_t load32_le(const uint8_t *p)
            | (uint32_t)p[3] << 24;
 }
 
+/* The key passes through registers here: they are zeroed on return. */
+CHACHA_CLEAR_REGS
 void chacha_state_init(uint32_t state[16], const uint8_t key[32],
                        uint32_t counter, const uint8_t nonce[12])
 {
