@@ -85,10 +85,11 @@ s390x() {
 #define CHACHARNG_HAVE_NEON_ASM 0
 H
     : > "$tap"
-    for t in t_chacha t_drbg; do
+    for t in t_chacha t_drbg t_drbg_stack; do
         if ! "$cc" -O2 -static -Wall -Werror -I"$dir" -I"$dir/chacha" \
             -I"$dir/test" -o "$dir/$t" "$dir/test/$t.c" \
-            "$dir/test/testutil.c" "$dir"/chacha/*.c -lpthread; then
+            "$dir/test/testutil.c" "$dir/test/stackscan.c" \
+            "$dir"/chacha/*.c -lpthread; then
             crashed=$((crashed + 1))
             echo "# $t does not build for s390x" >> "$tap"
         elif ! qemu-s390x "$dir/$t" >> "$tap" 2>&1; then
