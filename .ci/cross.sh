@@ -45,7 +45,10 @@ variants() {
 
 # The provider and its C tests cross-built for aarch64, run under qemu with
 # the NEON and the C kernel.  The CLI test needs an aarch64 openssl binary,
-# which multiarch cannot co-install, so only the C tests run.
+# which multiarch cannot co-install, so only the C tests run, and the BTI
+# checks (test/t_bti.sh, on the host: property notes and landing pads of
+# every object, and the NEON kernel called through blr under qemu -cpu max
+# with BTI enforced).
 aarch64() {
     local dir tests
     if ! command -v aarch64-linux-gnu-gcc >/dev/null \
@@ -63,10 +66,11 @@ aarch64() {
         && make -j"$jobs" \
         && tests=$(sed -n 's/^check_PROGRAMS = //p; s/^check_PROGRAMS += //p' \
                        Makefile.am | tr '\n' ' ') \
-        && make -j"$jobs" check TESTS="$tests" \
+        && make -j"$jobs" check TESTS="$tests test/t_bti.sh" \
             LOG_COMPILER="qemu-aarch64 -L /") || true
     cp "$dir/test-suite.log" "$results/aarch64.log" 2>/dev/null
     grep -h '^ok - \[neon\]' "$dir"/test/*.log 2>/dev/null | head -3
+    grep -h '^[a-z ]* [0-9]* - .*blr' "$dir"/test/t_bti.log 2>/dev/null
 }
 
 # Big-endian: the OpenSSL-free chacha/ code and its tests, static, s390x.
