@@ -54,10 +54,11 @@ void chacha_state_init(uint32_t state[16], const uint8_t key[32],
  * round of every block; the compiler keeps them in registers and in spill
  * slots of its own choosing, so the frame is wiped by the caller below
  * (chacha_wipe_stack) and the registers are zeroed on return where the
- * compiler can do it (CHACHA_CLEAR_REGS).  Where it cannot (clang before
- * 15, compilers without the attribute), the call-clobbered registers keep
- * the last block's words until the caller reuses them: portable C has no
- * way to reach them.
+ * compiler can do it (CHACHA_CLEAR_REGS), else by chacha_clear_regs() in
+ * the caller on x86_64 and aarch64.  On other targets built by compilers
+ * without the attribute, the call-clobbered registers keep the last
+ * block's words until the caller reuses them: portable C has no way to
+ * reach them.
  */
 static __attribute__((noinline)) CHACHA_CLEAR_REGS void
 blocks_unwiped(uint8_t *out, const uint32_t state[16], size_t nblocks)
@@ -97,4 +98,6 @@ void chacharng_chacha_blocks_generic(uint8_t *out, const uint32_t state[16],
     blocks_unwiped(out, state, nblocks);
     /* the spill slots of blocks_unwiped: state words and final rounds */
     chacha_wipe_stack();
+    /* its registers, where CHACHA_CLEAR_REGS could not */
+    chacha_clear_regs();
 }

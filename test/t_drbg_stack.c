@@ -10,7 +10,8 @@
  * it computed (block word minus input word: with the output they give the
  * key), the output words themselves, the seed, and the state and unread
  * buffer left behind.  The constant words and the counter are public and
- * not searched for.  The generator runs on a recording kernel that calls
+ * not searched for.  The registers a kernel may clobber are searched for
+ * the same words right after it returns (regdump.c, x86_64 and aarch64).  The generator runs on a recording kernel that calls
  * the real one and notes each call's state and output, so the needles
  * cover every block an absorb, refill or direct request made.
  */
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "chacha_drbg.h"
+#include "regdump.h"
 #include "stackscan.h"
 #include "testutil.h"
 
@@ -190,6 +192,61 @@ static void test_kernel(void)
     check_op(1);
 }
 
+#ifdef RD_WORDS
+/* Secret words of the call in |dump|; the first one in |*what|. */
+static size_t reg_hits(const uint32_t *dump, uint32_t *what)
+{
+    size_t i, j, hits = 0;
+
+    for (i = 0; i < RD_WORDS; i++)
+        for (j = 0; j < needles.n; j++)
+            if (dump[i] == needles.w[j] && hits++ == 0)
+                *what = dump[i];
+    return hits;
+}
+
+static void test_registers(void)
+{
+    static const size_t sizes[] = { 1, 16 };
+    static uint32_t dump[RD_WORDS];
+    uint8_t key[32], nonce[12];
+    uint32_t what = 0;
+    size_t i, hits;
+
+    for (i = 0; i < sizeof(key); i++)
+        key[i] = (uint8_t)(0x6b + 41 * i);
+    for (i = 0; i < sizeof(nonce); i++)
+        nonce[i] = (uint8_t)(0xa9 + 17 * i);
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        chacha_state_init(op.st, key, 7, nonce);
+        rd_call(real->blocks, out, op.st, sizes[i], dump);
+        needles.n = 0;
+        ss_add_state(&needles, op.st);
+        ss_add_blocks(&needles, op.st, out, sizes[i]);
+        hits = reg_hits(dump, &what);
+        if (hits != 0)
+            tu_diag("%s kernel, %zu blocks: %zu secret words in registers, "
+                    "first %08x", real->name, sizes[i], hits, (unsigned)what);
+        TU_OK(hits == 0, "%s kernel, %zu blocks: no key, nonce, final-round "
+              "or keystream word left in a call-clobbered register",
+              real->name, sizes[i]);
+    }
+    /* a fresh key, so words the calls above left cannot count here */
+    key[0] ^= 0xff;
+    chacha_state_init(op.st, key, 7, nonce);
+    rd_call(rd_leaky_kernel, out, op.st, 1, dump);
+    needles.n = 0;
+    ss_add_state(&needles, op.st);
+    TU_OK(reg_hits(dump, &what) >= 4,
+          "the register check finds key words a careless kernel leaves");
+}
+#else
+static void test_registers(void)
+{
+    tu_skip("register check: no register dump for this architecture");
+}
+#endif
+
 static void test_generator(void)
 {
     struct chacha_drbg *d = chacha_drbg_new(&recording);
@@ -251,6 +308,7 @@ static void body(void)
     real = impl_under_test();
     recording = *real;
     recording.blocks = recording_blocks;
+    test_registers();
     if (!ss_possible(&why)) {
         tu_skip("dead-stack scan: %s", why);
         return;
