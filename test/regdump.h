@@ -18,7 +18,7 @@
 #if defined(__x86_64__) && defined(__ELF__)
 #define RD_WORDS (16 * 4 + 9 * 2)
 #elif defined(__aarch64__) && defined(__ELF__)
-#define RD_WORDS (32 * 4 + 19 * 2)
+#define RD_WORDS (20 * 2 + 32 * 4) /* x0-x18, a pad word pair, v0-v31 */
 #endif
 
 #ifdef RD_WORDS
