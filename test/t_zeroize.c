@@ -367,6 +367,8 @@ static void *thread_random_bytes(void *arg)
     return NULL;
 }
 
+static void test_dead_stack_random_bytes(void);
+
 static void test_thread_exit_random_bytes(void)
 {
     OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
@@ -410,6 +412,7 @@ static void test_thread_exit_random_bytes(void)
               "mapping(s) unmapped, all zero",
               which, n);
     }
+    test_dead_stack_random_bytes();
 
  end:
     if (p != NULL)
@@ -473,13 +476,15 @@ static void model_generate(uint32_t st[16], size_t avail, size_t n)
 static struct {
     EVP_RAND_CTX *ctx;
     size_t n;
-    int instantiate, pred_res;
+    int instantiate, pred_res, random_bytes;
 } evp_op;
 
 static void run_evp_op(void *arg)
 {
     (void)arg;
-    if (evp_op.instantiate)
+    if (evp_op.random_bytes)
+        random_bytes(rb_provctx, 0, out1, evp_op.n, 256);
+    else if (evp_op.instantiate)
         EVP_RAND_instantiate(evp_op.ctx, 256, 0, NULL, 0, NULL);
     else
         EVP_RAND_generate(evp_op.ctx, out1, evp_op.n, 256, evp_op.pred_res,
@@ -527,6 +532,38 @@ static void dead_stack_op(struct chacha_drbg_secret *s, const char *what)
           "%s leaves no key, nonce, final-round or keystream word in dead "
           "stack (%zu needles, %zu words written)",
           what, needles.n, ss_written(snap.after));
+}
+
+/*
+ * The random_bytes fast path: the calling thread's own generator, found
+ * by the mapping its first call makes.  Requires the provider loaded by
+ * test_thread_exit_random_bytes().
+ */
+static void test_dead_stack_random_bytes(void)
+{
+    const struct ip_mapping *page;
+    struct chacha_drbg_secret *s;
+    const char *why;
+    size_t from = mark();
+
+    if (!ss_possible(&why)) {
+        tu_skip("dead-stack scan: %s", why);
+        return;
+    }
+    page = random_bytes(rb_provctx, 0, out1, 16, 256) == 1
+               ? new_state_page(from)
+               : NULL;
+    if (!tu_ok(page != NULL, "random_bytes: this thread's generator found"))
+        return;
+    s = (struct chacha_drbg_secret *)page->addr;
+    evp_op.random_bytes = 1;
+    evp_op.n = s->avail + 10;
+    dead_stack_op(s, "random_bytes, buffer drained and refilled");
+    evp_op.n = 16;
+    dead_stack_op(s, "random_bytes, 16 bytes from the buffer");
+    evp_op.n = 3000;
+    dead_stack_op(s, "random_bytes, 3000 bytes (direct)");
+    evp_op.random_bytes = 0;
 }
 
 static void test_dead_stack(void)
