@@ -46,7 +46,10 @@ variants() {
 # The provider and its C tests cross-built for aarch64, run under qemu with
 # the NEON and the C kernel.  The CLI test needs an aarch64 openssl binary,
 # which multiarch cannot co-install, so only the C tests run, plus the
-# llvm-mca check of the NEON kernel (tools/mca-neon.sh; skips without llvm-19).
+# llvm-mca check of the NEON kernel (tools/mca-neon.sh; skips without llvm-19)
+# and the BTI checks (test/t_bti.sh, on the host: property notes and landing
+# pads of every object, and the NEON kernel called through blr under qemu
+# -cpu max with BTI enforced).
 aarch64() {
     local dir tests
     if ! command -v aarch64-linux-gnu-gcc >/dev/null \
@@ -63,12 +66,13 @@ aarch64() {
             ./configure -q --enable-werror --host=aarch64-linux-gnu \
         && make -j"$jobs" \
         && tests=$(sed -n 's/^check_PROGRAMS = //p; s/^check_PROGRAMS += //p' \
-                       Makefile.am | tr '\n' ' ')" tools/mca-neon.sh" \
+                       Makefile.am | tr '\n' ' ')" tools/mca-neon.sh test/t_bti.sh" \
         && make -j"$jobs" check TESTS="$tests" \
             LOG_COMPILER="qemu-aarch64 -L /") || true
     cp "$dir/test-suite.log" "$results/aarch64.log" 2>/dev/null
     grep -h '^ok - \[neon\]' "$dir"/test/*.log 2>/dev/null | head -3
     grep -hE '^(PASS|FAIL): .*round loop' "$dir"/tools/mca-neon.log 2>/dev/null
+    grep -h '^[a-z ]* [0-9]* - .*blr' "$dir"/test/t_bti.log 2>/dev/null
 }
 
 # Big-endian: the OpenSSL-free chacha/ code and its tests, static, s390x.
@@ -87,10 +91,11 @@ s390x() {
 #define CHACHARNG_HAVE_NEON_ASM 0
 H
     : > "$tap"
-    for t in t_chacha t_drbg; do
+    for t in t_chacha t_drbg t_drbg_stack; do
         if ! "$cc" -O2 -static -Wall -Werror -I"$dir" -I"$dir/chacha" \
             -I"$dir/test" -o "$dir/$t" "$dir/test/$t.c" \
-            "$dir/test/testutil.c" "$dir"/chacha/*.c -lpthread; then
+            "$dir/test/testutil.c" "$dir/test/stackscan.c" \
+            "$dir"/chacha/*.c -lpthread; then
             crashed=$((crashed + 1))
             echo "# $t does not build for s390x" >> "$tap"
         elif ! qemu-s390x "$dir/$t" >> "$tap" 2>&1; then

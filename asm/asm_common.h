@@ -26,11 +26,27 @@
 #else
 #define LANDING_PAD
 #endif
-/* GNU_PROPERTY_X86_FEATURE_1_AND: IBT (1) | SHSTK (2); a ret-only leaf
- * function is shadow-stack safe. */
-#if defined(__CET__)
+/*
+ * GNU_PROPERTY_X86_FEATURE_1_AND: IBT (1) | SHSTK (2), each claimed only if
+ * its own bit of __CET__ says the build asked for it (-fcf-protection=branch
+ * sets bit 0, =return bit 1, =full both).  The linker ANDs the notes of all
+ * objects, so claiming IBT without the endbr64 above would switch on
+ * indirect-branch tracking over a function that faults under it.  A
+ * ret-only leaf function is shadow-stack safe as it stands.
+ */
+#if defined(__CET__) && (__CET__ & 1)
+#define GNU_PROPERTY_IBT 1
+#else
+#define GNU_PROPERTY_IBT 0
+#endif
+#if defined(__CET__) && (__CET__ & 2)
+#define GNU_PROPERTY_SHSTK 2
+#else
+#define GNU_PROPERTY_SHSTK 0
+#endif
+#if GNU_PROPERTY_IBT || GNU_PROPERTY_SHSTK
 #define GNU_PROPERTY_TYPE 0xc0000002
-#define GNU_PROPERTY_VALUE 3
+#define GNU_PROPERTY_VALUE (GNU_PROPERTY_IBT | GNU_PROPERTY_SHSTK)
 #endif
 #elif defined(__aarch64__)
 #if defined(__ARM_FEATURE_BTI_DEFAULT) && __ARM_FEATURE_BTI_DEFAULT

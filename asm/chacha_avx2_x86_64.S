@@ -11,7 +11,8 @@
  * vmovdqu/vextracti128) for block counters st[12], st[12] + 1, ... modulo
  * 2^32; st[13] never receives a carry.  Reads only st[0..15] and the
  * constant table below, writes only out[0 .. nblocks * 64).  nblocks == 0
- * returns at once.
+ * returns at once.  out must not overlap st (chacha.h: overlapping buffers
+ * are outside the contract, and the kernels disagree on what they produce).
  *
  * Clobbers: rcx, rdx, rdi, r8, r11, flags, ymm0-ymm15 (all returned zeroed
  * by vzeroall, which also leaves the upper halves clean as vzeroupper

@@ -10,7 +10,9 @@
  * Writes nblocks * 64 bytes of keystream to out (any alignment) for block
  * counters st[12], st[12] + 1, ... modulo 2^32; st[13] never receives a
  * carry.  Reads only st[0..15] and the constant table below, writes only
- * out[0 .. nblocks * 64).
+ * out[0 .. nblocks * 64).  nblocks == 0 returns at once.  out must not
+ * overlap st (chacha.h: overlapping buffers are outside the contract, and
+ * the kernels disagree on what they produce).
  *
  * Clobbers: rax, rdx, rdi, r8, flags, zmm0-zmm31 (all returned zeroed).
  * No callee-saved register is touched and rsp never moves, so the only CFI

@@ -12,6 +12,8 @@
  * movdqu) for block counters st[12], st[12] + 1, ... modulo 2^32; st[13]
  * never receives a carry.  Reads only st[0..15] and the constant table
  * below, writes only out[0 .. nblocks * 64).  nblocks == 0 returns at once.
+ * out must not overlap st (chacha.h: overlapping buffers are outside the
+ * contract, and the kernels disagree on what they produce).
  *
  * Clobbers: rcx, rdx, rdi, r8, flags, xmm0-xmm15 (all returned zeroed).
  * No callee-saved register is touched.  Stack use: a 776-byte frame

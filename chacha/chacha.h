@@ -27,7 +27,10 @@
  * Kernel contract: write |nblocks| * 64 keystream bytes to |out| (any
  * alignment), for block counters state[12], state[12] + 1, ... taken modulo
  * 2^32 with no carry into state[13].  |state| is the RFC 8439 state as host
- * words: constants, key, counter, nonce.  |nblocks| may be 0.
+ * words: constants, key, counter, nonce.  |nblocks| may be 0: nothing is
+ * written then.  |out| must not overlap |state|: kernels read |state| at
+ * different times (the C kernel again for every block), so overlapping
+ * buffers would give different bytes from each kernel.
  */
 typedef void chacha_blocks_fn(uint8_t *out, const uint32_t state[16],
                               size_t nblocks);

@@ -128,6 +128,8 @@ static void mark_seeded(struct chacha_drbg *d)
     s->seeded = CHACHA_DRBG_SEEDED;
 }
 
+/* Seed bytes and new keys pass through registers: zeroed on return. */
+CHACHA_CLEAR_REGS
 void chacha_drbg_instantiate(struct chacha_drbg *d, const uint8_t *e,
                              size_t elen, const uint8_t *pers, size_t perslen)
 {
@@ -141,6 +143,7 @@ void chacha_drbg_instantiate(struct chacha_drbg *d, const uint8_t *e,
     mark_seeded(d);
 }
 
+CHACHA_CLEAR_REGS
 void chacha_drbg_reseed(struct chacha_drbg *d, const uint8_t *ent,
                         size_t entlen, const uint8_t *e, size_t elen,
                         const uint8_t *adin, size_t adinlen)
@@ -249,6 +252,7 @@ static void generate_direct(struct chacha_drbg *d, uint8_t *out, size_t r)
     set_key_nonce(s, y); /* also puts the counter word back to 0 */
 }
 
+CHACHA_CLEAR_REGS
 void chacha_drbg_generate(struct chacha_drbg *d, uint8_t *out, size_t n,
                           const uint8_t *adin, size_t adinlen)
 {

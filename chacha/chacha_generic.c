@@ -31,6 +31,8 @@ static inline uint32_t load32_le(const uint8_t *p)
            | (uint32_t)p[3] << 24;
 }
 
+/* The key passes through registers here: they are zeroed on return. */
+CHACHA_CLEAR_REGS
 void chacha_state_init(uint32_t state[16], const uint8_t key[32],
                        uint32_t counter, const uint8_t nonce[12])
 {
@@ -47,8 +49,19 @@ void chacha_state_init(uint32_t state[16], const uint8_t key[32],
         state[13 + i] = load32_le(nonce + 4 * i);
 }
 
-void chacharng_chacha_blocks_generic(uint8_t *out, const uint32_t state[16],
-                                     size_t nblocks)
+/*
+ * The block function proper.  Its locals hold the key, the nonce and every
+ * round of every block; the compiler keeps them in registers and in spill
+ * slots of its own choosing, so the frame is wiped by the caller below
+ * (chacha_wipe_stack) and the registers are zeroed on return where the
+ * compiler can do it (CHACHA_CLEAR_REGS), else by chacha_clear_regs() in
+ * the caller on x86_64 and aarch64.  On other targets built by compilers
+ * without the attribute, the call-clobbered registers keep the last
+ * block's words until the caller reuses them: portable C has no way to
+ * reach them.
+ */
+static __attribute__((noinline)) CHACHA_CLEAR_REGS void
+blocks_unwiped(uint8_t *out, const uint32_t state[16], size_t nblocks)
 {
     uint32_t x[16];
     uint32_t counter = state[12];
@@ -75,4 +88,16 @@ void chacharng_chacha_blocks_generic(uint8_t *out, const uint32_t state[16],
     }
     /* x held a keystream block and the key mixed into it */
     chacha_wipe(x, sizeof(x));
+}
+
+void chacharng_chacha_blocks_generic(uint8_t *out, const uint32_t state[16],
+                                     size_t nblocks)
+{
+    if (nblocks == 0)
+        return;
+    blocks_unwiped(out, state, nblocks);
+    /* the spill slots of blocks_unwiped: state words and final rounds */
+    chacha_wipe_stack();
+    /* its registers, where CHACHA_CLEAR_REGS could not */
+    chacha_clear_regs();
 }

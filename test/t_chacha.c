@@ -180,6 +180,35 @@ end:
 }
 
 /*
+ * nblocks == 0 is part of the contract (DESIGN.md section 6): nothing is
+ * written, not even at |out| itself, and |state| is left as it was.
+ */
+static void check_zero_blocks(const struct chacha_impl *impl)
+{
+    uint8_t buf[2 * CANARY + 64], key[32], nonce[12];
+    uint32_t state[16], copy[16];
+    size_t off, i, touched = 0, state_changed = 0;
+
+    for (i = 0; i < 32; i++)
+        key[i] = (uint8_t)(0x5c ^ i);
+    for (i = 0; i < 12; i++)
+        nonce[i] = (uint8_t)(0x3a + i);
+    for (off = 0; off < 64; off++) {
+        chacha_state_init(state, key, 0xfffffff0u + (uint32_t)off % 32, nonce);
+        memcpy(copy, state, sizeof(copy));
+        memset(buf, CANARY_BYTE, sizeof(buf));
+        impl->blocks(buf + CANARY + off, state, 0);
+        for (i = 0; i < sizeof(buf); i++)
+            touched += buf[i] != CANARY_BYTE;
+        state_changed += memcmp(copy, state, sizeof(copy)) != 0;
+    }
+    TU_OK(touched == 0, "%s: nblocks 0 writes nothing (%zu guard bytes "
+          "changed over 64 alignments)", impl->name, touched);
+    TU_OK(state_changed == 0, "%s: nblocks 0 leaves the state unchanged",
+          impl->name);
+}
+
+/*
  * SUPERCOP-style chained checksum: each output is folded back into the key,
  * so one pinned value covers every batch size 0..299 and counter near the
  * wrap in sequence.  The value was computed independently with OpenSSL's
@@ -214,6 +243,7 @@ static void check_kernel(const struct chacha_impl *impl)
 {
     check_rfc(impl);
     check_cross(impl);
+    check_zero_blocks(impl);
     check_checksum(impl);
     TU_OK(chacha_impl_selftest(impl), "%s: built-in self-test", impl->name);
 }

@@ -13,9 +13,11 @@
  *    free unmaps it all zero, also when a thread frees and exits, and the
  *    per-thread generators of the random_bytes fast path are wiped when
  *    their thread exits;
- *  - no seed, key or keystream is left in dead stack below the caller
- *    after instantiate and generate (skipped under sanitizers and valgrind,
- *    which object to reading dead stack or move data through it).
+ *  - no seed, key, nonce, final-round or keystream word is left in dead
+ *    stack below the caller after instantiate and generate, refill and
+ *    direct, with and without a reseed (stackscan.c; skipped under
+ *    sanitizers and valgrind, which object to reading dead stack or move
+ *    data through it).
  *
  * Runs once per kernel: the stack check is about each kernel's spills.
  */
@@ -40,28 +42,16 @@
 
 #include "chacha_drbg.h"
 #include "interpose.h"
+#include "stackscan.h"
 #include "testutil.h"
 
 #ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
 #define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
 #endif
 
-/* Sanitizer runtimes move data through the stack on their own account. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-#ifndef UNDER_SANITIZER
-#define UNDER_SANITIZER 0
-#endif
-
 #define ALG "CHACHA20-DRBG"
 #define PROPQ "provider=chacharng"
 #define WIN 8 /* bytes: a random 8-byte match by chance is 2^-64 per place */
-#define STACK_SCAN 16384
 
 typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
                             unsigned int strength);
@@ -167,60 +157,6 @@ static EVP_RAND_CTX *test_parent(void)
         return NULL;
     }
     return t;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Dead-stack scan                                                        */
-/* ---------------------------------------------------------------------- */
-
-static int stack_scan_possible(void)
-{
-    const char *pre = getenv("LD_PRELOAD");
-
-    /* memcheck preloads vgpreload_*.so into the program it runs */
-    return !UNDER_SANITIZER
-           && (pre == NULL || strstr(pre, "vgpreload") == NULL);
-}
-
-/* Make sure the stack pages the scan reads are mapped. */
-static __attribute__((noinline)) void prefault_stack(void)
-{
-    volatile unsigned char pad[STACK_SCAN + 4096];
-    size_t i;
-
-    for (i = 0; i < sizeof(pad); i++)
-        pad[i] = 0;
-}
-
-/*
- * 1 if a |WIN|-byte window of |secret| is in the dead stack below this
- * frame, where the callees of the caller just ran.  Must be called right
- * after the call under test, from the same frame.
- */
-static __attribute__((noinline)) int secret_in_dead_stack(
-    const unsigned char *secret, size_t len)
-{
-    uintptr_t top = (uintptr_t)__builtin_frame_address(0);
-    static unsigned char copy[STACK_SCAN];
-    const volatile unsigned char *src;
-    size_t i;
-
-    src = (const volatile unsigned char *)(top - STACK_SCAN);
-    /* copy first: the search must not run over its own frame's data */
-    for (i = 0; i < STACK_SCAN; i++)
-        copy[i] = src[i];
-    return any_window_in(copy, STACK_SCAN, secret, len);
-}
-
-/* Leave |secret| in this function's frame, as a careless callee would. */
-static __attribute__((noinline)) void plant_secret(const unsigned char *secret,
-                                                   size_t len)
-{
-    volatile unsigned char frame[256];
-    size_t i;
-
-    for (i = 0; i < len && i < sizeof(frame); i++)
-        frame[i] = secret[i];
 }
 
 /* ---------------------------------------------------------------------- */
@@ -431,6 +367,8 @@ static void *thread_random_bytes(void *arg)
     return NULL;
 }
 
+static void test_dead_stack_random_bytes(void);
+
 static void test_thread_exit_random_bytes(void)
 {
     OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
@@ -474,6 +412,7 @@ static void test_thread_exit_random_bytes(void)
               "mapping(s) unmapped, all zero",
               which, n);
     }
+    test_dead_stack_random_bytes();
 
  end:
     if (p != NULL)
@@ -485,19 +424,158 @@ static void test_thread_exit_random_bytes(void)
 
 /* ---- nothing secret in dead stack ------------------------------------ */
 
+/*
+ * A model of the construction (DESIGN.md section 3) on the C kernel of the
+ * test's own copy of chacha/, run after the scan: it gives every state a
+ * call ran on and every block it computed, so the needles are the key and
+ * nonce words, final-round words and keystream of exactly that call.  The
+ * model's resulting state is checked against the page, so the needles are
+ * known to be the right ones.
+ */
+static struct ss_needles needles;
+static struct ss_snapshot snap;
+static uint8_t model_ks[(CHACHA_DRBG_WIDE_BLOCKS + 128) * CHACHA_BLOCK_BYTES];
+
+static void model_blocks(uint32_t st[16], size_t nblocks)
+{
+    ss_add_state(&needles, st);
+    chacharng_chacha_blocks_generic(model_ks, st, nblocks);
+    ss_add_blocks(&needles, st, model_ks, nblocks);
+    /* block 0 is the next key and nonce, in every path */
+    chacha_state_init(st, model_ks, 0, model_ks + CHACHA_KEY_BYTES);
+}
+
+static void model_absorb(uint32_t st[16], const uint8_t *data, size_t len)
+{
+    size_t i, take;
+
+    for (; len > 0; data += take, len -= take) {
+        take = len < CHACHA_DRBG_ABSORB_CHUNK ? len : CHACHA_DRBG_ABSORB_CHUNK;
+        ss_add_state(&needles, st);
+        chacharng_chacha_blocks_generic(model_ks, st, 1);
+        ss_add_blocks(&needles, st, model_ks, 1);
+        for (i = 0; i < take; i++)
+            model_ks[i] ^= data[i];
+        chacha_state_init(st, model_ks, 0, model_ks + CHACHA_KEY_BYTES);
+    }
+}
+
+/* A generate of |n| bytes with |avail| buffered: what the kernel made. */
+static void model_generate(uint32_t st[16], size_t avail, size_t n)
+{
+    size_t r = n - (n < avail ? n : avail);
+
+    if (r == 0)
+        return;
+    if (r > CHACHA_DRBG_BUF_BYTES)
+        model_blocks(st, 1 + (r + CHACHA_BLOCK_BYTES - 1) / CHACHA_BLOCK_BYTES);
+    else
+        model_blocks(st, CHACHA_DRBG_REFILL_BLOCKS);
+}
+
+static struct {
+    EVP_RAND_CTX *ctx;
+    size_t n;
+    int instantiate, pred_res, random_bytes;
+} evp_op;
+
+static void run_evp_op(void *arg)
+{
+    (void)arg;
+    if (evp_op.random_bytes)
+        random_bytes(rb_provctx, 0, out1, evp_op.n, 256);
+    else if (evp_op.instantiate)
+        EVP_RAND_instantiate(evp_op.ctx, 256, 0, NULL, 0, NULL);
+    else
+        EVP_RAND_generate(evp_op.ctx, out1, evp_op.n, 256, evp_op.pred_res,
+                          NULL, 0);
+}
+
+/*
+ * Run one EVP call below a painted stack area and look for every secret
+ * word it handled among the words it left there.
+ */
+static void dead_stack_op(struct chacha_drbg_secret *s, const char *what)
+{
+    uint32_t st[16];
+    size_t avail = s->avail, before, after, where = 0;
+    uint32_t found = 0;
+
+    memcpy(st, s->state, sizeof(st));
+    ss_run(run_evp_op, NULL, &snap);
+
+    needles.n = 0;
+    if (evp_op.instantiate || evp_op.pred_res) {
+        if (evp_op.instantiate) {
+            static const uint8_t zero[CHACHA_KEY_BYTES];
+
+            chacha_state_init(st, zero, 0, zero);
+        }
+        ss_add_bytes(&needles, seed, sizeof(seed));
+        model_absorb(st, seed, sizeof(seed));
+        avail = 0;
+    }
+    if (!evp_op.instantiate)
+        model_generate(st, avail, evp_op.n);
+    ss_add_state(&needles, s->state);
+    ss_add_bytes(&needles, s->ks + CHACHA_DRBG_KS_BYTES - s->avail,
+                 s->avail & ~(size_t)3);
+
+    before = ss_hits(snap.before, &needles, &where, &found);
+    after = ss_hits(snap.after, &needles, &where, &found);
+    if (after != 0)
+        tu_diag("%s: %zu secret words among %zu written, first %08x at %zu "
+                "bytes below the caller", what, after,
+                ss_written(snap.after), (unsigned)found, where);
+    tu_ok(memcmp(st, s->state, sizeof(st)) == 0 && before == 0
+              && after == 0,
+          "%s leaves no key, nonce, final-round or keystream word in dead "
+          "stack (%zu needles, %zu words written)",
+          what, needles.n, ss_written(snap.after));
+}
+
+/*
+ * The random_bytes fast path: the calling thread's own generator, found
+ * by the mapping its first call makes.  Requires the provider loaded by
+ * test_thread_exit_random_bytes().
+ */
+static void test_dead_stack_random_bytes(void)
+{
+    const struct ip_mapping *page;
+    struct chacha_drbg_secret *s;
+    const char *why;
+    size_t from = mark();
+
+    if (!ss_possible(&why)) {
+        tu_skip("dead-stack scan: %s", why);
+        return;
+    }
+    page = random_bytes(rb_provctx, 0, out1, 16, 256) == 1
+               ? new_state_page(from)
+               : NULL;
+    if (!tu_ok(page != NULL, "random_bytes: this thread's generator found"))
+        return;
+    s = (struct chacha_drbg_secret *)page->addr;
+    evp_op.random_bytes = 1;
+    evp_op.n = s->avail + 10;
+    dead_stack_op(s, "random_bytes, buffer drained and refilled");
+    evp_op.n = 16;
+    dead_stack_op(s, "random_bytes, 16 bytes from the buffer");
+    evp_op.n = 3000;
+    dead_stack_op(s, "random_bytes, 3000 bytes (direct)");
+    evp_op.random_bytes = 0;
+}
+
 static void test_dead_stack(void)
 {
     EVP_RAND_CTX *t = NULL, *ctx = NULL;
     const struct ip_mapping *page;
     struct chacha_drbg_secret *s;
-    unsigned char *key_before, *ks_tail;
-    static unsigned char old_key[CHACHA_KEY_BYTES], new_key[CHACHA_KEY_BYTES];
-    static unsigned char buffered[CHACHA_DRBG_BUF_BYTES];
-    size_t from, avail;
-    int found;
+    const char *why;
+    size_t from;
 
-    if (!stack_scan_possible()) {
-        tu_skip("dead-stack scan: not under a sanitizer or valgrind");
+    if (!ss_possible(&why)) {
+        tu_skip("dead-stack scan: %s", why);
         return;
     }
     t = test_parent();
@@ -507,46 +585,23 @@ static void test_dead_stack(void)
     if (!tu_ok(page != NULL, "context on a TEST-RAND parent"))
         goto end;
     s = (struct chacha_drbg_secret *)page->addr;
+    evp_op.ctx = ctx;
 
-    /* the scan must be able to see what a careless callee leaves */
-    prefault_stack();
-    plant_secret(seed, sizeof(seed));
-    found = secret_in_dead_stack(seed, sizeof(seed));
-    tu_ok(found, "the dead-stack scan finds a planted secret");
-
-    prefault_stack();
-    EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL);
-    found = secret_in_dead_stack(seed, sizeof(seed));
-    tu_ok(!found, "instantiate leaves no part of the seed in dead stack");
-
-    /* a refill: the kernel runs on the old key and makes the new one */
-    key_before = (unsigned char *)(s->state + 4);
-    memcpy(old_key, key_before, sizeof(old_key));
-    prefault_stack();
-    EVP_RAND_generate(ctx, out1, 64, 256, 0, NULL, 0);
-    found = secret_in_dead_stack(old_key, sizeof(old_key));
-    memcpy(new_key, s->state + 4, sizeof(new_key));
-    avail = s->avail;
-    ks_tail = s->ks + CHACHA_DRBG_KS_BYTES - avail;
-    memcpy(buffered, ks_tail, avail);
-    tu_ok(!found, "generate (refill) leaves no part of the old key in dead "
-                  "stack");
-    prefault_stack();
-    EVP_RAND_generate(ctx, out1, 1, 256, 0, NULL, 0);
-    found = secret_in_dead_stack(new_key, sizeof(new_key))
-            || secret_in_dead_stack(buffered + 1, avail - 1);
-    tu_ok(!found, "generate leaves neither the current key nor buffered "
-                  "keystream in dead stack");
-
-    /* the direct path writes to the caller: nothing on the stack either */
-    memcpy(old_key, s->state + 4, sizeof(old_key));
-    prefault_stack();
-    EVP_RAND_generate(ctx, out2, 6000, 256, 0, NULL, 0);
-    found = secret_in_dead_stack(old_key, sizeof(old_key))
-            || secret_in_dead_stack((unsigned char *)(s->state + 4),
-                                    CHACHA_KEY_BYTES)
-            || secret_in_dead_stack(out2 + 6000 - 64, 64);
-    tu_ok(!found, "the direct path leaves no key or output in dead stack");
+    evp_op.instantiate = 1;
+    dead_stack_op(s, "instantiate");
+    evp_op.instantiate = 0;
+    evp_op.n = 64;
+    dead_stack_op(s, "generate 64 bytes (refill)");
+    evp_op.n = 1;
+    dead_stack_op(s, "generate 1 byte (from the buffer)");
+    evp_op.n = 3000;
+    dead_stack_op(s, "generate 3000 bytes (direct)");
+    evp_op.n = sizeof(out1);
+    dead_stack_op(s, "generate 8192 bytes (direct, into the output)");
+    evp_op.n = 100;
+    evp_op.pred_res = 1;
+    dead_stack_op(s, "generate with prediction resistance (reseed, refill)");
+    evp_op.pred_res = 0;
 
  end:
     EVP_RAND_CTX_free(ctx);

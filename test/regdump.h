@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What a kernel leaves in the registers it may clobber: rd_call() calls a
+ * chacha_blocks_fn and, before anything else runs, stores every
+ * call-clobbered general and vector register into |dump|.  Written in
+ * assembly (regdump.c), as C cannot see registers; available on x86_64
+ * (rax, rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15) and aarch64 (x0-x18,
+ * v0-v31 whole: the upper halves of v8-v15 are not preserved either).
+ */
+#ifndef CHACHARNG_REGDUMP_H
+#define CHACHARNG_REGDUMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chacha.h"
+
+#if defined(__x86_64__) && defined(__ELF__)
+#define RD_WORDS (16 * 4 + 9 * 2)
+#elif defined(__aarch64__) && defined(__ELF__)
+#define RD_WORDS (20 * 2 + 32 * 4) /* x0-x18, a pad word pair, v0-v31 */
+#endif
+
+#ifdef RD_WORDS
+/* Call |fn|(|out|, |state|, |nblocks|), then dump the registers. */
+void rd_call(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
+             size_t nblocks, uint32_t dump[RD_WORDS]);
+
+/* A careless kernel: computes nothing, leaves key words in a vector register. */
+chacha_blocks_fn rd_leaky_kernel;
+#endif
+
+#endif

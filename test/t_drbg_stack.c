@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * No key, nonce or keystream is left in dead stack (DESIGN.md section 4),
+ * checked on the kernels and the generator core alone, with no OpenSSL, so
+ * the cross targets run it too (on big-endian the C kernel is the only one).
+ *
+ * Each operation runs below a painted stack area (stackscan.c); afterwards
+ * the words it wrote there are searched for: the key and nonce words of
+ * every state a kernel was called on, the final-round words of every block
+ * it computed (block word minus input word: with the output they give the
+ * key), the output words themselves, the seed, and the state and unread
+ * buffer left behind.  The constant words and the counter are public and
+ * not searched for.  The registers a kernel may clobber are searched for
+ * the same words right after it returns (regdump.c, x86_64 and aarch64).  The generator runs on a recording kernel that calls
+ * the real one and notes each call's state and output, so the needles
+ * cover every block an absorb, refill or direct request made.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chacha_drbg.h"
+#include "regdump.h"
+#include "stackscan.h"
+#include "testutil.h"
+
+#define LOG_CALLS 64
+#define LOG_BLOCKS 512
+
+static const struct chacha_impl *real;
+static struct {
+    uint32_t st[16];
+    size_t nblocks; /* blocks logged (at most what fitted in ks_log) */
+    size_t ks_at;   /* where its blocks start in ks_log */
+} calls[LOG_CALLS];
+static uint8_t ks_log[LOG_BLOCKS * CHACHA_BLOCK_BYTES];
+static size_t ncalls, nblocks_logged;
+
+static void recording_blocks(uint8_t *out, const uint32_t state[16],
+                             size_t nblocks)
+{
+    size_t room = LOG_BLOCKS - nblocks_logged;
+
+    real->blocks(out, state, nblocks);
+    if (ncalls == LOG_CALLS)
+        return;
+    memcpy(calls[ncalls].st, state, sizeof(calls[ncalls].st));
+    calls[ncalls].nblocks = nblocks < room ? nblocks : room;
+    calls[ncalls].ks_at = nblocks_logged;
+    memcpy(ks_log + nblocks_logged * CHACHA_BLOCK_BYTES, out,
+           calls[ncalls].nblocks * CHACHA_BLOCK_BYTES);
+    nblocks_logged += calls[ncalls].nblocks;
+    ncalls++;
+}
+
+static struct chacha_impl recording;
+
+/* Everything an operation reads and writes lives here, off the stack. */
+static struct op {
+    const char *what;
+    struct chacha_drbg *d;
+    uint32_t st[16];
+    size_t n, adinlen, elen;
+    int kind;
+} op;
+enum { KERNEL, INSTANTIATE, GENERATE, GENERATE_FAST, RESEED, PLANT };
+static uint8_t out[12000], seed[CHACHA_DRBG_SEED_BYTES], adin[60];
+static struct ss_snapshot snap;
+static struct ss_needles needles;
+
+/* A careless callee: leaves the key words of the state in its frame. */
+static __attribute__((noinline)) void plant(const uint32_t st[16])
+{
+    volatile uint32_t frame[16];
+    int i;
+
+    for (i = 0; i < 16; i++)
+        frame[i] = st[i];
+    __asm__ __volatile__("" : : "r"(frame) : "memory");
+}
+
+static void run_op(void *arg)
+{
+    (void)arg;
+    switch (op.kind) {
+    case KERNEL:
+        real->blocks(out, op.st, op.n);
+        break;
+    case INSTANTIATE:
+        chacha_drbg_instantiate(op.d, seed, op.elen, adin, op.adinlen);
+        break;
+    case GENERATE:
+        chacha_drbg_generate(op.d, out, op.n, adin, op.adinlen);
+        break;
+    case GENERATE_FAST:
+        if (!chacha_drbg_generate_fast(op.d, out, op.n))
+            chacha_drbg_generate(op.d, out, op.n, NULL, 0);
+        break;
+    case RESEED:
+        chacha_drbg_reseed(op.d, adin, 10, seed, op.elen, adin + 10,
+                           op.adinlen);
+        break;
+    case PLANT:
+        plant(op.st);
+        break;
+    }
+}
+
+/* Run |op| below the painted area and check what it left there. */
+static void check_op(int expect_hit)
+{
+    struct chacha_drbg_secret *s = op.d != NULL ? op.d->s : NULL;
+    size_t i, before, after, where = 0, written;
+    uint32_t what = 0;
+
+    ncalls = nblocks_logged = 0;
+    needles.n = 0;
+    if (s != NULL)
+        ss_add_state(&needles, s->state);
+    ss_run(run_op, NULL, &snap);
+
+    /* the needles are made only now: their making must not be scanned */
+    if (op.kind == KERNEL || op.kind == PLANT) {
+        ss_add_state(&needles, op.st);
+        if (op.kind == KERNEL)
+            ss_add_blocks(&needles, op.st, out, op.n);
+    }
+    for (i = 0; i < ncalls; i++) {
+        ss_add_state(&needles, calls[i].st);
+        ss_add_blocks(&needles, calls[i].st,
+                      ks_log + calls[i].ks_at * CHACHA_BLOCK_BYTES,
+                      calls[i].nblocks);
+    }
+    if (op.kind == INSTANTIATE || op.kind == RESEED)
+        ss_add_bytes(&needles, seed, op.elen);
+    if (s != NULL) {
+        ss_add_state(&needles, s->state);
+        ss_add_bytes(&needles, s->ks + CHACHA_DRBG_KS_BYTES - s->avail,
+                     s->avail & ~(size_t)3);
+    }
+
+    before = ss_hits(snap.before, &needles, &where, &what);
+    after = ss_hits(snap.after, &needles, &where, &what);
+    written = ss_written(snap.after);
+    if (expect_hit) {
+        TU_OK(before == 0 && after > 0,
+              "%s: the scan finds what a careless callee leaves (%zu of "
+              "%zu words written)", op.what, after, written);
+        return;
+    }
+    if (after != 0)
+        tu_diag("%s: %zu secret words among %zu written, first %08x at "
+                "%zu bytes below the caller", op.what, after, written,
+                (unsigned)what, where);
+    TU_OK(before == 0 && after == 0 && written > 0,
+          "%s: no key, nonce, final-round or keystream word in dead stack "
+          "(%zu needles, %zu words written, %zu calls)", op.what, needles.n,
+          written, ncalls);
+}
+
+static const struct chacha_impl *impl_under_test(void)
+{
+    const char *name = getenv("CHACHARNG_IMPL");
+    const struct chacha_impl *impl = name ? chacha_impl_by_name(name) : NULL;
+
+    return impl != NULL ? impl : chacha_impl_best();
+}
+
+static void test_kernel(void)
+{
+    static const size_t sizes[] = { 1, 4, 16, 67 };
+    uint8_t key[32], nonce[12];
+    size_t i;
+    char what[64];
+
+    for (i = 0; i < sizeof(key); i++)
+        key[i] = (uint8_t)(0x91 + 29 * i);
+    for (i = 0; i < sizeof(nonce); i++)
+        nonce[i] = (uint8_t)(0x47 + 13 * i);
+    memset(&op, 0, sizeof(op));
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        chacha_state_init(op.st, key, (uint32_t)i * 1000, nonce);
+        op.kind = KERNEL;
+        op.n = sizes[i];
+        snprintf(what, sizeof(what), "%s kernel, %zu blocks", real->name,
+                 sizes[i]);
+        op.what = what;
+        check_op(0);
+    }
+    op.kind = PLANT;
+    op.what = "planted state";
+    check_op(1);
+}
+
+#ifdef RD_WORDS
+/* Secret words of the call in |dump|; the first one in |*what|. */
+static size_t reg_hits(const uint32_t *dump, uint32_t *what)
+{
+    size_t i, j, hits = 0;
+
+    for (i = 0; i < RD_WORDS; i++)
+        for (j = 0; j < needles.n; j++)
+            if (dump[i] == needles.w[j] && hits++ == 0)
+                *what = dump[i];
+    return hits;
+}
+
+static void test_registers(void)
+{
+    static const size_t sizes[] = { 1, 16 };
+    static uint32_t dump[RD_WORDS];
+    uint8_t key[32], nonce[12];
+    uint32_t what = 0;
+    size_t i, hits;
+
+    for (i = 0; i < sizeof(key); i++)
+        key[i] = (uint8_t)(0x6b + 41 * i);
+    for (i = 0; i < sizeof(nonce); i++)
+        nonce[i] = (uint8_t)(0xa9 + 17 * i);
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        chacha_state_init(op.st, key, 7, nonce);
+        rd_call(real->blocks, out, op.st, sizes[i], dump);
+        needles.n = 0;
+        ss_add_state(&needles, op.st);
+        ss_add_blocks(&needles, op.st, out, sizes[i]);
+        hits = reg_hits(dump, &what);
+        if (hits != 0)
+            tu_diag("%s kernel, %zu blocks: %zu secret words in registers, "
+                    "first %08x", real->name, sizes[i], hits, (unsigned)what);
+        TU_OK(hits == 0, "%s kernel, %zu blocks: no key, nonce, final-round "
+              "or keystream word left in a call-clobbered register",
+              real->name, sizes[i]);
+    }
+    /* a fresh key, so words the calls above left cannot count here */
+    key[0] ^= 0xff;
+    chacha_state_init(op.st, key, 7, nonce);
+    rd_call(rd_leaky_kernel, out, op.st, 1, dump);
+    needles.n = 0;
+    ss_add_state(&needles, op.st);
+    TU_OK(reg_hits(dump, &what) >= 4,
+          "the register check finds key words a careless kernel leaves");
+}
+#else
+static void test_registers(void)
+{
+    tu_skip("register check: no register dump for this architecture");
+}
+#endif
+
+static void test_generator(void)
+{
+    struct chacha_drbg *d = chacha_drbg_new(&recording);
+    size_t i;
+
+    if (!TU_OK(d != NULL, "new generator"))
+        return;
+    for (i = 0; i < sizeof(seed); i++)
+        seed[i] = (uint8_t)(0x1d + 71 * i);
+    for (i = 0; i < sizeof(adin); i++)
+        adin[i] = (uint8_t)(0xe4 ^ (5 * i));
+    memset(&op, 0, sizeof(op));
+    op.d = d;
+
+    op.kind = INSTANTIATE;
+    op.elen = sizeof(seed);
+    op.adinlen = 20;
+    op.what = "instantiate (absorb of seed and personalization)";
+    check_op(0);
+
+    op.kind = GENERATE;
+    op.adinlen = 0;
+    op.n = 100;
+    op.what = "generate 100 bytes (refill)";
+    check_op(0);
+
+    op.kind = GENERATE_FAST;
+    op.n = 16;
+    op.what = "generate 16 bytes (fast path, from the buffer)";
+    check_op(0);
+
+    op.kind = GENERATE;
+    op.n = 50;
+    op.adinlen = sizeof(adin);
+    op.what = "generate 50 bytes with additional input (absorb, refill)";
+    check_op(0);
+
+    op.adinlen = 0;
+    op.n = 3000;
+    op.what = "generate 3000 bytes (direct, one wide call)";
+    check_op(0);
+
+    op.n = sizeof(out);
+    op.what = "generate 12000 bytes (direct, straight into the output)";
+    check_op(0);
+
+    op.kind = RESEED;
+    op.adinlen = 5;
+    op.what = "reseed";
+    check_op(0);
+
+    chacha_drbg_free(d);
+}
+
+static void body(void)
+{
+    const char *why;
+
+    real = impl_under_test();
+    recording = *real;
+    recording.blocks = recording_blocks;
+    test_registers();
+    if (!ss_possible(&why)) {
+        tu_skip("dead-stack scan: %s", why);
+        return;
+    }
+    test_kernel();
+    test_generator();
+}
+
+int main(void)
+{
+    return tu_main_per_impl(body);
+}
