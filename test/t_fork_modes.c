@@ -101,10 +101,15 @@ static void *clone_stack_top(void)
 /* What the next child runs; it gets its own copy of this. */
 static int (*child_job)(void);
 
+/*
+ * Returning ends the child (clone's own code makes the exit system call):
+ * no noreturn _exit here, which a sanitizer would want to unwind from a
+ * stack it does not know.
+ */
 static int clone_entry(void *arg)
 {
     (void)arg;
-    _exit(child_job());
+    return child_job();
 }
 
 /*
