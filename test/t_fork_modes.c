@@ -466,7 +466,8 @@ static int reuse_init(void)
     if (seeder < 0 || !read_full(rep[0], &result, sizeof(result))
         || !wait_ok(seeder))
         return 1;
-    if (write(go[1], "g", 1) != 1 || !read_full(rep[0], &theirs, sizeof(theirs)))
+    if (write(go[1], "g", 1) != 1
+        || !read_full(rep[0], &theirs, sizeof(theirs)))
         return 1;
     if (!theirs.ran) {
         result.ran = 0;
