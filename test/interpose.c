@@ -368,9 +368,14 @@ int ip_smaps_vmflags(const void *addr, char *buf, size_t buflen)
     while (fgets(line, sizeof(line), f) != NULL) {
         unsigned long start, end;
 
-        /* a mapping header: "start-end perms offset dev inode [path]" */
+        /*
+         * A mapping header: "start-end perms offset dev inode [path]".
+         * The kernel may have merged the mapping with a neighbour that has
+         * the same flags, so look for the one that contains |addr|.
+         */
         if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
-            in_it = start == (unsigned long)(uintptr_t)addr;
+            in_it = start <= (unsigned long)(uintptr_t)addr
+                    && (unsigned long)(uintptr_t)addr < end;
             continue;
         }
         if (in_it && strncmp(line, "VmFlags:", 8) == 0) {

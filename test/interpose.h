@@ -89,8 +89,8 @@ void ip_mappings_reset(void);
 int ip_all_zero(const void *p, size_t len);
 
 /*
- * The VmFlags line of /proc/self/smaps for the mapping that starts at
- * |addr|, copied into |buf|.  Returns 1 if found.
+ * The VmFlags line of /proc/self/smaps for the mapping that holds |addr|,
+ * copied into |buf|.  Returns 1 if found.
  */
 int ip_smaps_vmflags(const void *addr, char *buf, size_t buflen);
 
