@@ -18,11 +18,13 @@
  * buffer, so no byte computed under an old key survives new input.
  *
  * A reseed is due after reseed_requests calls, after 16 MiB, after the
- * reseed interval, and after fork.  Fork is seen in one of three ways
+ * reseed interval, and after fork.  A child is seen in one of three ways
  * (secpage.c): the wipe-on-fork page reads all zero in the child, so
- * "seeded" is false; or the atfork generation moved; or getpid() changed.
- * The caller (the provider) adds prediction resistance and the parent's
- * reseed counter, then supplies the entropy.
+ * "seeded" is false, whatever made the child; or, without wipe-on-fork,
+ * the atfork generation moved (fork() only) or getpid() changed (every
+ * split into a new pid); or getpid() alone where no atfork handler could
+ * be registered.  The caller (the provider) adds prediction resistance and
+ * the parent's reseed counter, then supplies the entropy.
  */
 #include "chacha_drbg.h"
 
@@ -121,10 +123,11 @@ static void mark_seeded(struct chacha_drbg *d)
     s->calls = 0;
     s->bytes = 0;
     s->seed_time = time(NULL);
-    if (d->fork_mode == CHACHA_FORK_ATFORK)
+    if (d->fork_mode != CHACHA_FORK_WIPEONFORK) {
+        /* both fallback signals, whichever the mode checks */
         s->fork_gen = chacha_fork_generation();
-    else if (d->fork_mode == CHACHA_FORK_GETPID)
         s->pid = getpid();
+    }
     s->seeded = CHACHA_DRBG_SEEDED;
 }
 
@@ -169,9 +172,19 @@ int chacha_drbg_is_seeded(const struct chacha_drbg *d)
         return 0;
     switch (d->fork_mode) {
     case CHACHA_FORK_WIPEONFORK:
+        /* a child of any kind would have found the page zeroed */
         return 1;
     case CHACHA_FORK_ATFORK:
-        return s->fork_gen == chacha_fork_generation();
+        /* fork() ran the handler, even into a child with our old pid */
+        if (s->fork_gen != chacha_fork_generation())
+            return 0;
+        /*
+         * _Fork(), clone() without CLONE_VM and syscall(SYS_fork) run no
+         * handler: the pid tells those.  It is asked every time, because
+         * a cached pid would be stale in exactly those children (glibc
+         * dropped its own cache in 2.25 for that reason).
+         */
+        /* fall through */
     case CHACHA_FORK_GETPID:
     default:
         return s->pid == getpid();

@@ -40,8 +40,8 @@ struct chacha_drbg_secret {
     uint64_t calls;       /* generate calls served since the last (re)seed */
     uint64_t bytes;       /* bytes produced since the last (re)seed */
     time_t seed_time;     /* wall-clock time of the last (re)seed */
-    uint32_t fork_gen;    /* chacha_fork_generation() at (re)seed (atfork mode) */
-    pid_t pid;            /* getpid() at (re)seed (getpid mode) */
+    uint32_t fork_gen;    /* chacha_fork_generation() at (re)seed (fallbacks) */
+    pid_t pid;            /* getpid() at (re)seed (fallbacks) */
     uint32_t seeded;      /* CHACHA_DRBG_SEEDED, or 0 in a fork child */
 };
 

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Secret pages with fork protection (see secpage.h).  The madvise probe runs
- * once: qemu-user and some sandboxes return success for any advice without
- * doing anything, which would leave a forked child with its parent's key, so
- * an advice value no kernel knows must fail with EINVAL before
- * MADV_WIPEONFORK is trusted.
+ * Secret pages with fork protection (see secpage.h).  qemu-user and some
+ * sandboxes return success for any madvise advice without doing anything,
+ * which would leave a forked child with its parent's key, so each new
+ * mapping first asks for an advice value no kernel knows, on itself, and
+ * trusts MADV_WIPEONFORK only if that fails with EINVAL.  Probing the page
+ * being set up, rather than a scratch page once per process, means the
+ * probe cannot fail to run for want of memory, and nothing is remembered:
+ * a transient error costs that one mapping its wipe-on-fork, never a later
+ * one.
  */
 #include "secpage.h"
 
@@ -25,9 +29,10 @@
 /* Far above any advice Linux defines: a kernel that acts on madvise says EINVAL. */
 #define MADV_BOGUS 0x7ff1
 
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
-static int madvise_honoured;
-static int atfork_registered;
+/* The child handler's registration: none yet (or failed), under way, done. */
+enum { ATFORK_NONE, ATFORK_BUSY, ATFORK_DONE };
+
+static int atfork_state;
 static uint32_t fork_generation;
 static enum chacha_fork_mode forced_mode;
 static unsigned int fail_next;
@@ -37,23 +42,51 @@ static void bump_fork_generation(void)
     __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
 }
 
-static void probe(void)
+/*
+ * 1 once the atfork child handler is registered.  A failed registration
+ * (ENOMEM) is tried again by the next allocation.  No lock: a lock held
+ * by another thread at fork would stay held in the child.  A thread that
+ * finds another one registering goes without, and so does a child forked
+ * in the middle of it; both fall back to getpid() alone.
+ */
+static int atfork_registered(void)
 {
-    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    void *p = mmap(NULL, pg, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int st = __atomic_load_n(&atfork_state, __ATOMIC_ACQUIRE);
 
-    if (p != MAP_FAILED) {
-        madvise_honoured = madvise(p, pg, MADV_BOGUS) != 0 && errno == EINVAL;
-        munmap(p, pg);
-    }
-    atfork_registered = pthread_atfork(NULL, NULL, bump_fork_generation) == 0;
+    if (st == ATFORK_DONE)
+        return 1;
+    if (st != ATFORK_NONE
+        || !__atomic_compare_exchange_n(&atfork_state, &st, ATFORK_BUSY, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return 0;
+    st = pthread_atfork(NULL, NULL, bump_fork_generation) == 0 ? ATFORK_DONE
+                                                               : ATFORK_NONE;
+    __atomic_store_n(&atfork_state, st, __ATOMIC_RELEASE);
+    return st == ATFORK_DONE;
+}
+
+/*
+ * 1 if the kernel acts on madvise() for |p|: it rejects advice it does not
+ * know.  Success means the call was ignored (an emulator); any error other
+ * than EINVAL means it could not tell this time.
+ */
+static int madvise_honoured(void *p, size_t len)
+{
+    return madvise(p, len, MADV_BOGUS) != 0 && errno == EINVAL;
 }
 
 int chacha_secpage_madvise_works(void)
 {
-    pthread_once(&probe_once, probe);
-    return madvise_honoured;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    void *p = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int r;
+
+    if (p == MAP_FAILED)
+        return 0;
+    r = madvise_honoured(p, pg);
+    munmap(p, pg);
+    return r;
 }
 
 uint32_t chacha_fork_generation(void)
@@ -82,7 +115,6 @@ void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode)
 {
     void *p;
 
-    pthread_once(&probe_once, probe);
     if (fail_next > 0) {
         fail_next--;
         return NULL;
@@ -96,10 +128,10 @@ void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode)
     (void)madvise(p, len, MADV_DONTDUMP);
 
     if ((forced_mode == 0 || forced_mode == CHACHA_FORK_WIPEONFORK)
-        && madvise_honoured && madvise(p, len, MADV_WIPEONFORK) == 0)
+        && madvise_honoured(p, len) && madvise(p, len, MADV_WIPEONFORK) == 0)
         *mode = CHACHA_FORK_WIPEONFORK;
     else if ((forced_mode == 0 || forced_mode == CHACHA_FORK_ATFORK)
-             && atfork_registered)
+             && atfork_registered())
         *mode = CHACHA_FORK_ATFORK;
     else
         *mode = CHACHA_FORK_GETPID;

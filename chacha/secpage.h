@@ -2,9 +2,10 @@
 /*
  * Pages for generator state: private anonymous mappings that are left out of
  * core dumps and, where the kernel really honours it, wiped in a fork child
- * (MADV_WIPEONFORK).  Where it does not, fork is detected by a generation
- * counter bumped in a pthread_atfork child handler, and failing that by
- * comparing getpid().
+ * (MADV_WIPEONFORK), whatever made the child.  Where it does not, a split
+ * is detected by a generation counter bumped in a pthread_atfork child
+ * handler (fork() only) together with getpid() (every split that changes
+ * the pid), and by getpid() alone if the handler cannot be registered.
  */
 #ifndef CHACHARNG_SECPAGE_H
 #define CHACHARNG_SECPAGE_H
@@ -14,8 +15,9 @@
 
 enum chacha_fork_mode {
     CHACHA_FORK_WIPEONFORK = 1, /* the kernel zeroes the page in the child */
-    CHACHA_FORK_ATFORK = 2,     /* compare chacha_fork_generation() */
-    CHACHA_FORK_GETPID = 3      /* compare getpid(): a syscall per request */
+    CHACHA_FORK_ATFORK = 2,     /* compare chacha_fork_generation() and
+                                 * getpid(): a syscall per request */
+    CHACHA_FORK_GETPID = 3      /* compare getpid() alone */
 };
 
 /*
@@ -31,7 +33,10 @@ void chacha_secpage_free(void *p, size_t len);
 /* Incremented in every fork child (atfork fallback). */
 uint32_t chacha_fork_generation(void);
 
-/* 1 if the kernel honours madvise() (probed once), else 0. */
+/*
+ * 1 if the kernel honours madvise(), probed now on a scratch page (for
+ * tests; allocations probe their own pages); 0 if not or if it cannot tell.
+ */
 int chacha_secpage_madvise_works(void);
 
 /*

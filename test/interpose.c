@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Interposed getrandom/mmap/munmap (and, with IP_WITH_ALLOC, malloc and
- * calloc) for the fault-injection and zeroization tests; see interpose.h.
+ * Interposed getrandom/mmap/munmap/madvise/__register_atfork (and, with
+ * IP_WITH_ALLOC, malloc and calloc) for the fault-injection, zeroization
+ * and fork-mode tests; see interpose.h.
  * The real functions are found with dlsym(RTLD_NEXT), so a sanitizer or
  * valgrind allocator below us keeps working.  Calls are attributed to the
  * module by their return address; munmap is matched by address instead,
@@ -258,6 +259,101 @@ IP_EXPORT IP_NOSAN int munmap(void *addr, size_t len)
 }
 
 /* ---------------------------------------------------------------------- */
+/* madvise                                                                */
+/* ---------------------------------------------------------------------- */
+
+typedef int madvise_fn(void *, size_t, int);
+
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK 18
+#endif
+
+static enum ip_madvise_mode ma_mode;
+
+void ip_madvise_mode(enum ip_madvise_mode mode)
+{
+    __atomic_store_n(&ma_mode, mode, __ATOMIC_SEQ_CST);
+}
+
+IP_EXPORT IP_NOSAN int madvise(void *addr, size_t len, int advice)
+{
+    static madvise_fn *real;
+    enum ip_madvise_mode mode = IP_MADVISE_REAL;
+
+    if (real == NULL)
+        real = (madvise_fn *)dlsym(RTLD_NEXT, "madvise");
+    if (from_module(__builtin_return_address(0)))
+        mode = __atomic_load_n(&ma_mode, __ATOMIC_SEQ_CST);
+    switch (mode) {
+    case IP_MADVISE_NO_WIPEONFORK:
+        if (advice == MADV_WIPEONFORK) {
+            errno = EINVAL;
+            return -1;
+        }
+        break;
+    case IP_MADVISE_IGNORED:
+        return 0;
+    case IP_MADVISE_EAGAIN_ONCE:
+        if (advice != MADV_DONTDUMP) {
+            ip_madvise_mode(IP_MADVISE_REAL);
+            errno = EAGAIN;
+            return -1;
+        }
+        break;
+    case IP_MADVISE_REAL:
+    default:
+        break;
+    }
+    if (real == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(addr, len, advice);
+}
+
+/* ---------------------------------------------------------------------- */
+/* __register_atfork                                                      */
+/* ---------------------------------------------------------------------- */
+
+typedef int register_atfork_fn(void (*)(void), void (*)(void),
+                               void (*)(void), void *);
+
+/* glibc's own prototype lives in an internal header. */
+int __register_atfork(void (*prepare)(void), void (*parent)(void),
+                      void (*child)(void), void *dso_handle);
+
+static int af_fail;
+static unsigned long af_registered;
+
+void ip_atfork_fail(int fail)
+{
+    __atomic_store_n(&af_fail, fail, __ATOMIC_SEQ_CST);
+}
+
+unsigned long ip_atfork_registered(void)
+{
+    return __atomic_load_n(&af_registered, __ATOMIC_SEQ_CST);
+}
+
+IP_EXPORT int __register_atfork(void (*prepare)(void), void (*parent)(void),
+                                void (*child)(void), void *dso_handle)
+{
+    static register_atfork_fn *real;
+    int mod = from_module(__builtin_return_address(0)), r;
+
+    if (real == NULL)
+        real = (register_atfork_fn *)dlsym(RTLD_NEXT, "__register_atfork");
+    if (mod && __atomic_load_n(&af_fail, __ATOMIC_SEQ_CST))
+        return ENOMEM; /* pthread_atfork returns the error number */
+    if (real == NULL)
+        return ENOSYS;
+    r = real(prepare, parent, child, dso_handle);
+    if (mod && r == 0)
+        __atomic_add_fetch(&af_registered, 1, __ATOMIC_SEQ_CST);
+    return r;
+}
+
+/* ---------------------------------------------------------------------- */
 /* smaps                                                                  */
 /* ---------------------------------------------------------------------- */
 
@@ -272,9 +368,14 @@ int ip_smaps_vmflags(const void *addr, char *buf, size_t buflen)
     while (fgets(line, sizeof(line), f) != NULL) {
         unsigned long start, end;
 
-        /* a mapping header: "start-end perms offset dev inode [path]" */
+        /*
+         * A mapping header: "start-end perms offset dev inode [path]".
+         * The kernel may have merged the mapping with a neighbour that has
+         * the same flags, so look for the one that contains |addr|.
+         */
         if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
-            in_it = start == (unsigned long)(uintptr_t)addr;
+            in_it = start <= (unsigned long)(uintptr_t)addr
+                    && (unsigned long)(uintptr_t)addr < end;
             continue;
         }
         if (in_it && strncmp(line, "VmFlags:", 8) == 0) {

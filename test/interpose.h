@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fault injection and memory observation by symbol interposition, for
- * t_faults and t_zeroize.  A test executable that links interpose.c with
- * -rdynamic defines getrandom, mmap, munmap, malloc and calloc itself; the
- * dynamic linker then binds the dlopen'd chacharng module to these
- * definitions instead of libc's, so the tests can make the entropy syscall
- * or an allocation fail and can look at every state page the module maps
- * and unmaps, with no hook in the provider.  Only calls made from inside
+ * t_faults, t_zeroize and t_fork_modes.  A test executable that links
+ * interpose.c with -rdynamic defines getrandom, mmap, munmap, madvise,
+ * __register_atfork, malloc and calloc itself; the dynamic linker then
+ * binds the dlopen'd chacharng module to these definitions instead of
+ * libc's, so the tests can make the entropy syscall or an allocation fail,
+ * can give the module the madvise and atfork of another kernel or of an
+ * emulator, and can look at every state page the module maps and unmaps,
+ * with no hook in the provider.  Only calls made from inside
  * the module (by return address) are failed or recorded; everything else
  * passes straight through.
  */
@@ -46,6 +48,29 @@ int ip_alloc_fired(void);
 void ip_fail_mmap(unsigned int nth);
 int ip_mmap_fired(void);
 
+/*
+ * madvise(2) as the module meets it on other systems.  Advice values the
+ * module uses only for core dumps (MADV_DONTDUMP) always reach the kernel
+ * except in IP_MADVISE_IGNORED.
+ */
+enum ip_madvise_mode {
+    IP_MADVISE_REAL = 0,      /* the real system call */
+    IP_MADVISE_NO_WIPEONFORK, /* kernel < 4.14: MADV_WIPEONFORK is EINVAL */
+    IP_MADVISE_IGNORED,       /* qemu-user: every advice returns 0, no effect */
+    IP_MADVISE_EAGAIN_ONCE    /* the next call other than MADV_DONTDUMP
+                               * fails with EAGAIN, then real */
+};
+void ip_madvise_mode(enum ip_madvise_mode mode);
+
+/*
+ * Make every pthread_atfork() of the module fail with ENOMEM (|fail| 1) or
+ * work (0).  glibc's pthread_atfork is a static stub linked into each
+ * object that calls __register_atfork, so that is the symbol interposed.
+ * ip_atfork_registered() counts the module's registrations that succeeded.
+ */
+void ip_atfork_fail(int fail);
+unsigned long ip_atfork_registered(void);
+
 /* Every mapping the module made (up to a fixed number), oldest first. */
 struct ip_mapping {
     unsigned char *addr;
@@ -64,8 +89,8 @@ void ip_mappings_reset(void);
 int ip_all_zero(const void *p, size_t len);
 
 /*
- * The VmFlags line of /proc/self/smaps for the mapping that starts at
- * |addr|, copied into |buf|.  Returns 1 if found.
+ * The VmFlags line of /proc/self/smaps for the mapping that holds |addr|,
+ * copied into |buf|.  Returns 1 if found.
  */
 int ip_smaps_vmflags(const void *addr, char *buf, size_t buflen);
 

@@ -4,12 +4,19 @@
  * seed gives pinned output, fast key erasure (the old key is nowhere in the
  * state after a generate), handed-out bytes are wiped, the buffer rekeys
  * when drained, the reseed policy fires when it should, every fork mode
- * makes a child reseed, and a failed mapping fails cleanly.  Runs once per
- * kernel through the per-kernel runner.
+ * makes a child reseed however the child was made (fork, _Fork, clone
+ * without CLONE_VM, the raw fork system call), and a failed mapping fails
+ * cleanly.  Runs once per kernel through the per-kernel runner.
  */
+#define _GNU_SOURCE
+
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -212,12 +219,75 @@ static void test_policy(void)
     chacha_drbg_free(d);
 }
 
-/* Each fork mode: the child must see a reseed due, the parent not. */
-static void test_fork_mode(enum chacha_fork_mode mode, const char *name)
+/* glibc 2.34+; weak, so the test still links (and skips) without it. */
+pid_t _Fork(void) __attribute__((weak));
+
+enum split { SPLIT_FORK, SPLIT_UFORK, SPLIT_CLONE, SPLIT_SYSFORK, NSPLIT };
+
+static const char *const split_name[NSPLIT] = {
+    "fork()", "_Fork()", "clone() without CLONE_VM", "syscall(SYS_fork)"
+};
+
+#define STACK_BYTES (256 * 1024)
+
+/* What a child reports: '1' if it must reseed before its first output. */
+static struct chacha_drbg *child_drbg;
+static int child_fd;
+
+static int child_reports(void)
+{
+    char due = (char)('0' + chacha_drbg_reseed_due(child_drbg,
+                                                   child_drbg->s->seed_time));
+
+    return write(child_fd, &due, 1) == 1 ? 0 : 2;
+}
+
+/* Returning ends the child: clone's own code makes the exit system call. */
+static int clone_entry(void *arg)
+{
+    (void)arg;
+    return child_reports();
+}
+
+/* Split |how| into a child that runs child_reports(); its pid, or -1. */
+static pid_t split(enum split how, unsigned char *stack)
+{
+    pid_t pid = -1;
+
+    fflush(stdout);
+    switch (how) {
+    case SPLIT_FORK:
+        pid = fork();
+        break;
+    case SPLIT_UFORK:
+        pid = _Fork();
+        break;
+    case SPLIT_SYSFORK:
+#ifdef SYS_fork
+        pid = (pid_t)syscall(SYS_fork);
+#else
+        pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+#endif
+        break;
+    case SPLIT_CLONE:
+    default:
+        return clone(clone_entry, stack + STACK_BYTES, SIGCHLD, NULL);
+    }
+    if (pid == 0)
+        _exit(child_reports());
+    return pid;
+}
+
+/*
+ * Each fork mode, each way of making a child: the child must see a reseed
+ * due, the parent not.
+ */
+static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
+                           unsigned char *stack)
 {
     struct chacha_drbg *d;
-    int status, pipefd[2];
-    char child_due = 0;
+    int status, pipefd[2], how;
+    char child_due;
     pid_t pid;
 
     chacha_secpage_force_mode(mode);
@@ -231,24 +301,29 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name)
         return;
     }
     TU_OK(d->fork_mode == mode, "fork mode %s in use", name);
-    if (pipe(pipefd) != 0 || (pid = fork()) < 0) {
-        TU_OK(0, "fork");
-        chacha_drbg_free(d);
-        return;
-    }
-    if (pid == 0) {
-        char due = (char)('0' + chacha_drbg_reseed_due(d, d->s->seed_time));
-
-        if (write(pipefd[1], &due, 1) != 1)
-            _exit(2);
-        _exit(0);
-    }
-    close(pipefd[1]);
-    if (read(pipefd[0], &child_due, 1) != 1)
+    for (how = 0; how < NSPLIT; how++) {
+        if ((how == SPLIT_UFORK && _Fork == NULL)
+            || (how == SPLIT_CLONE && stack == NULL)) {
+            tu_skip("fork mode %s: %s not available", name, split_name[how]);
+            continue;
+        }
         child_due = '?';
-    close(pipefd[0]);
-    waitpid(pid, &status, 0);
-    TU_OK(child_due == '1', "fork mode %s: the child must reseed", name);
+        if (pipe(pipefd) != 0) {
+            TU_OK(0, "pipe");
+            break;
+        }
+        child_drbg = d;
+        child_fd = pipefd[1];
+        pid = split((enum split)how, stack);
+        close(pipefd[1]);
+        if (pid < 0 || read(pipefd[0], &child_due, 1) != 1)
+            child_due = '?';
+        close(pipefd[0]);
+        if (pid > 0)
+            waitpid(pid, &status, 0);
+        TU_OK(child_due == '1', "fork mode %s: a child made by %s must reseed",
+              name, split_name[how]);
+    }
     TU_OK(!chacha_drbg_reseed_due(d, d->s->seed_time),
           "fork mode %s: the parent need not", name);
     chacha_drbg_free(d);
@@ -257,6 +332,7 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name)
 static void body(void)
 {
     struct chacha_drbg *d;
+    unsigned char *stack;
 
     tu_diag("kernel %s, madvise honoured: %d", impl_under_test()->name,
             chacha_secpage_madvise_works());
@@ -264,9 +340,15 @@ static void body(void)
     test_erasure();
     test_rekey_interval();
     test_policy();
-    test_fork_mode(CHACHA_FORK_WIPEONFORK, "wipe-on-fork");
-    test_fork_mode(CHACHA_FORK_ATFORK, "atfork");
-    test_fork_mode(CHACHA_FORK_GETPID, "getpid");
+    stack = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (stack == MAP_FAILED)
+        stack = NULL;
+    test_fork_mode(CHACHA_FORK_WIPEONFORK, "wipe-on-fork", stack);
+    test_fork_mode(CHACHA_FORK_ATFORK, "atfork", stack);
+    test_fork_mode(CHACHA_FORK_GETPID, "getpid", stack);
+    if (stack != NULL)
+        munmap(stack, STACK_BYTES);
 
     chacha_secpage_fail_next(1);
     d = chacha_drbg_new(impl_under_test());
