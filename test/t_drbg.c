@@ -4,12 +4,14 @@
  * seed gives pinned output, fast key erasure (the old key is nowhere in the
  * state after a generate), handed-out bytes are wiped, the buffer rekeys
  * when drained, the reseed policy fires when it should, every fork mode
- * makes a child reseed, and a failed mapping fails cleanly.  Runs once per
- * kernel through the per-kernel runner.
+ * makes a child reseed, a failed mapping fails cleanly, and a simulated
+ * VM snapshot clone repeats at most the unread buffer when kernel mixing is
+ * on.  Runs once per kernel through the per-kernel runner.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -254,6 +256,109 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name)
     chacha_drbg_free(d);
 }
 
+/* ------------------------------------------------------------------------
+ * A simulated VM snapshot clone (kernel mixing, DESIGN.md section 3)
+ * ------------------------------------------------------------------------ */
+
+#define CLONE_STRETCH ((size_t)256 << 10)
+
+/* The kernel's generator, as the provider reads it. */
+static int mix_getrandom(uint8_t g[CHACHA_KEY_BYTES])
+{
+    return getrandom(g, CHACHA_KEY_BYTES, GRND_NONBLOCK) == CHACHA_KEY_BYTES;
+}
+
+/* A kernel read that always fails. */
+static int mix_fails(uint8_t g[CHACHA_KEY_BYTES])
+{
+    memset(g, 0x77, CHACHA_KEY_BYTES); /* debris the core must not use */
+    return 0;
+}
+
+/* |total| bytes from |d| in |req|-byte requests, as the provider serves them. */
+static void draw(struct chacha_drbg *d, uint8_t *out, size_t total, size_t req)
+{
+    size_t off, n;
+
+    for (off = 0; off < total; off += n) {
+        n = total - off < req ? total - off : req;
+        if (!chacha_drbg_generate_fast(d, out + off, n))
+            chacha_drbg_generate(d, out + off, n, NULL, 0);
+    }
+}
+
+/* First position from which no 8-byte window of |a| and |b| agrees. */
+static size_t last_match_end(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    size_t i, end = 0;
+
+    for (i = 0; i + 8 <= n; i++)
+        if (memcmp(a + i, b + i, 8) == 0)
+            end = i + 8;
+    return end;
+}
+
+/*
+ * Seed a generator, draw |used| bytes, then copy its whole secret state
+ * into a second one, as restoring one snapshot twice would.  Both then
+ * serve CLONE_STRETCH bytes in |req|-byte requests.  Returns the end of
+ * the last 8-byte run at which the two outputs agree (0: none); *|unread|
+ * is what the buffer held at the snapshot.
+ */
+static size_t clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
+                        size_t *unread, unsigned int *failures)
+{
+    static uint8_t a[CLONE_STRETCH], b[CLONE_STRETCH], pre[2048];
+    struct chacha_drbg *d1 = seeded_drbg();
+    struct chacha_drbg *d2 = chacha_drbg_new(impl_under_test());
+    size_t end = (size_t)-1;
+
+    if (d1 == NULL || d2 == NULL)
+        goto out;
+    d1->kernel_mix = d2->kernel_mix = mix;
+    chacha_drbg_generate(d1, pre, used, NULL, 0);
+    memcpy(d2->s, d1->s, sizeof(*d1->s)); /* the snapshot, restored twice */
+    *unread = d1->s->avail;
+    draw(d1, a, sizeof(a), req);
+    draw(d2, b, sizeof(b), req);
+    end = last_match_end(a, b, sizeof(a));
+    *failures = d1->mix_failures + d2->mix_failures;
+ out:
+    chacha_drbg_free(d1);
+    chacha_drbg_free(d2);
+    return end;
+}
+
+static void test_clone(void)
+{
+    static const size_t reqs[] = { 4, 16, 1024, 65536 };
+    /* 959 bytes unread (the most a call leaves), 860, and 0 (direct path) */
+    static const size_t used[] = { 1, 100, 961 };
+    size_t i, j, end, unread;
+    unsigned int failures = 0;
+
+    for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+        end = clone_run(NULL, 100, reqs[i], &unread, &failures);
+        TU_OK(end == CLONE_STRETCH,
+              "clone, mixing off, %zu-byte requests: identical for %zu KiB",
+              reqs[i], CLONE_STRETCH >> 10);
+        for (j = 0; j < sizeof(used) / sizeof(used[0]); j++) {
+            end = clone_run(mix_getrandom, used[j], reqs[i], &unread,
+                            &failures);
+            TU_OK(end <= unread && end <= CHACHA_DRBG_BUF_BYTES
+                      && failures == 0,
+                  "clone, mixing on, %zu-byte requests, %zu bytes unread at "
+                  "the snapshot: the last common 8-byte run ends at %zu "
+                  "(at most %zu), %u failed reads",
+                  reqs[i], unread, end, unread, failures);
+        }
+    }
+    end = clone_run(mix_fails, 100, 1024, &unread, &failures);
+    TU_OK(end == CLONE_STRETCH && failures > 0,
+          "clone, every kernel read failing: counted (%u), output as with "
+          "mixing off", failures);
+}
+
 static void body(void)
 {
     struct chacha_drbg *d;
@@ -267,6 +372,7 @@ static void body(void)
     test_fork_mode(CHACHA_FORK_WIPEONFORK, "wipe-on-fork");
     test_fork_mode(CHACHA_FORK_ATFORK, "atfork");
     test_fork_mode(CHACHA_FORK_GETPID, "getpid");
+    test_clone();
 
     chacha_secpage_fail_next(1);
     d = chacha_drbg_new(impl_under_test());
