@@ -51,6 +51,13 @@ static int libc_has_vdso_getrandom(char *why, size_t n)
 #endif
 }
 
+/* DT_HASH words are 64-bit on s390x and Alpha, 32-bit everywhere else. */
+#if defined(__s390x__) || defined(__alpha__)
+typedef uint64_t hash_word;
+#else
+typedef Elf32_Word hash_word;
+#endif
+
 /* An address of the vDSO image, from a link-time address |vaddr|. */
 #define VDSO_AT(type, vaddr) ((type)(base + ((vaddr) - load_vaddr)))
 
@@ -67,7 +74,8 @@ static int vdso_has_getrandom(void)
     const ElfW(Phdr) *ph;
     const ElfW(Dyn) *dyn = NULL;
     const ElfW(Sym) *sym = NULL;
-    const Elf32_Word *hash = NULL, *gnu = NULL;
+    const hash_word *hash = NULL;
+    const Elf32_Word *gnu = NULL;
     const char *str = NULL;
     size_t nsym = 0, i;
     int have_load = 0;
@@ -96,7 +104,7 @@ static int vdso_has_getrandom(void)
             str = VDSO_AT(const char *, dyn->d_un.d_ptr);
             break;
         case DT_HASH:
-            hash = VDSO_AT(const Elf32_Word *, dyn->d_un.d_ptr);
+            hash = VDSO_AT(const hash_word *, dyn->d_un.d_ptr);
             break;
         case DT_GNU_HASH:
             gnu = VDSO_AT(const Elf32_Word *, dyn->d_un.d_ptr);
@@ -108,7 +116,7 @@ static int vdso_has_getrandom(void)
     if (sym == NULL || str == NULL)
         return 0;
     if (hash != NULL) {
-        nsym = hash[1]; /* nchain: one entry per symbol */
+        nsym = (size_t)hash[1]; /* nchain: one entry per symbol */
     } else if (gnu != NULL) {
         /* past the highest bucket's chain, whose last entry has bit 0 set */
         Elf32_Word nbuckets = gnu[0], symoff = gnu[1], bloom = gnu[2];
@@ -165,7 +173,8 @@ int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov)
     char why[64];
     int libc, vdso;
 
-    kmix_debug = getenv("CHACHARNG_DEBUG") != NULL;
+    __atomic_store_n(&kmix_debug, getenv("CHACHARNG_DEBUG") != NULL,
+                     __ATOMIC_RELAXED);
     if (v == NULL || *v == '\0') {
         v = config_kernel_mix(prov);
         origin = "config key kernel_mix";
@@ -184,7 +193,7 @@ int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov)
     libc = libc_has_vdso_getrandom(why, sizeof(why));
     vdso = vdso_has_getrandom();
     prov->kernel_mix_vdso = libc && vdso;
-    if (kmix_debug)
+    if (getenv("CHACHARNG_DEBUG") != NULL)
         fprintf(stderr,
                 "chacharng: kernel mixing %s (%s; %s, vDSO getrandom %s)\n",
                 prov->kernel_mix == CHACHARNG_KMIX_ON    ? "on"
@@ -234,7 +243,7 @@ int chacharng_kmix_read(uint8_t g[CHACHA_KEY_BYTES])
 
     if (r == CHACHA_KEY_BYTES)
         return 1;
-    if (kmix_debug) {
+    if (__atomic_load_n(&kmix_debug, __ATOMIC_RELAXED)) {
         /* the 1st, 2nd, 4th, 8th ... failure: seen, but never a flood */
         n = __atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
         if ((n & (n - 1)) == 0)
