@@ -13,6 +13,16 @@
  * Requests larger than the buffer skip it: one block rekeys, the following
  * blocks are written straight into the caller's memory, then the key moves.
  *
+ * Kernel mixing, when the caller turned it on: immediately before the
+ * keystream of a refill or of a direct request is computed, K ^= G, where
+ * G is 32 fresh bytes from the kernel (getrandom(2), never blocking), and
+ * G is wiped.  Two restored copies of one memory snapshot therefore part
+ * ways at the first refill after the restore, so at most the 960 unread
+ * buffered bytes repeat, and only if the kernel's own generator diverged
+ * between them.  A failed read skips the step and is counted; it never
+ * fails the call.  Off, the output is exactly that of the plain
+ * construction.
+ *
  * Seeding material is absorbed 44 bytes at a time: each chunk is XORed into
  * a fresh block 0 and the result becomes K||N.  Any absorb empties the
  * buffer, so no byte computed under an old key survives new input.
@@ -222,10 +232,32 @@ static void take_buffered(struct chacha_drbg_secret *s, uint8_t *out,
     s->avail -= n;
 }
 
+/* K ^= G, G fresh from the kernel, if kernel mixing is on (see the top). */
+static void mix_kernel(struct chacha_drbg *d)
+{
+    uint8_t g[CHACHA_KEY_BYTES];
+    uint32_t *k = d->s->state + 4;
+    size_t i;
+
+    if (d->kernel_mix == NULL)
+        return;
+    if (d->kernel_mix(g)) {
+        for (i = 0; i < CHACHA_KEY_BYTES / 4; i++)
+            k[i] ^= (uint32_t)g[4 * i] | (uint32_t)g[4 * i + 1] << 8
+                    | (uint32_t)g[4 * i + 2] << 16
+                    | (uint32_t)g[4 * i + 3] << 24;
+    } else {
+        __atomic_add_fetch(&d->mix_failures, 1, __ATOMIC_RELAXED);
+    }
+    /* the kernel's bytes, now part of the key (or a failed read's debris) */
+    chacha_wipe(g, sizeof(g));
+}
+
 static void refill(struct chacha_drbg *d)
 {
     struct chacha_drbg_secret *s = d->s;
 
+    mix_kernel(d);
     d->impl->blocks(s->ks, s->state, CHACHA_DRBG_REFILL_BLOCKS);
     set_key_nonce(s, s->ks);
     s->avail = CHACHA_DRBG_BUF_BYTES;
@@ -244,6 +276,7 @@ static void generate_direct(struct chacha_drbg *d, uint8_t *out, size_t r)
     size_t nblocks = full + (tail != 0);
     uint8_t *y = s->ks, *last = s->wide;
 
+    mix_kernel(d);
     if (nblocks < CHACHA_DRBG_WIDE_BLOCKS) {
         d->impl->blocks(s->wide, s->state, nblocks + 1);
         memcpy(out, s->wide + CHACHA_BLOCK_BYTES, r);

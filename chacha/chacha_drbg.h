@@ -2,8 +2,10 @@
 /*
  * The arc4random-style ChaCha20 generator of DESIGN.md section 3, with the
  * reseed policy of section 4, free of OpenSSL types.  The caller supplies
- * entropy and serialises access; this file never blocks, allocates or makes
- * a system call on the generate path.
+ * entropy and serialises access; this file never blocks or allocates on
+ * the generate path, and makes no system call there unless kernel mixing is
+ * on (then the provider's callback reads the kernel's generator, without
+ * blocking, once per refill and per direct request).
  */
 #ifndef CHACHARNG_CHACHA_DRBG_H
 #define CHACHARNG_CHACHA_DRBG_H
@@ -45,12 +47,21 @@ struct chacha_drbg_secret {
     uint32_t seeded;      /* CHACHA_DRBG_SEEDED, or 0 in a fork child */
 };
 
+/*
+ * Kernel mixing (DESIGN.md section 3): fill |g| with CHACHA_KEY_BYTES fresh
+ * bytes from the kernel's generator without ever blocking.  Returns 1, or 0
+ * if none could be had (that refill then goes on unmixed).
+ */
+typedef int chacha_drbg_mix_fn(uint8_t g[CHACHA_KEY_BYTES]);
+
 struct chacha_drbg {
     struct chacha_drbg_secret *s;
     const struct chacha_impl *impl;
     enum chacha_fork_mode fork_mode;
     unsigned int reseed_requests; /* 0 = no limit on calls per seed */
     time_t reseed_interval;       /* seconds; 0 = no time limit */
+    chacha_drbg_mix_fn *kernel_mix; /* NULL: kernel mixing off */
+    unsigned int mix_failures;      /* kernel reads that failed (atomic) */
 };
 
 /* Allocate a generator using kernel |impl|.  Returns NULL on failure. */

@@ -4,7 +4,8 @@
  * and error reasons.  The kernel is chosen here, once: detect the CPU, apply
  * the `impl` config key or the CHACHARNG_IMPL environment variable (which
  * wins), self-test the choice against RFC 8439, and refuse to load if a
- * forced kernel is missing or any kernel fails.
+ * forced kernel is missing or any kernel fails.  The kernel_mix setting
+ * is read here too (kmix.c), with the same precedence.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -278,7 +279,7 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
         prov->cleanup_entropy = cleanup;
     }
 
-    if (!choose_impl(prov)) {
+    if (!choose_impl(prov) || !chacharng_kmix_choose(prov)) {
         free(prov);
         return 0;
     }

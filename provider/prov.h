@@ -34,9 +34,18 @@ typedef size_t chacharng_get_entropy_fn(const OSSL_CORE_HANDLE *handle,
 typedef void chacharng_cleanup_entropy_fn(const OSSL_CORE_HANDLE *handle,
                                           unsigned char *buf, size_t len);
 
+/* The `kernel_mix` setting: config key, or CHACHARNG_KERNEL_MIX. */
+enum chacharng_kmix {
+    CHACHARNG_KMIX_AUTO = 0, /* on where the vDSO serves getrandom */
+    CHACHARNG_KMIX_ON,
+    CHACHARNG_KMIX_OFF
+};
+
 typedef struct chacharng_prov_ctx {
     const OSSL_CORE_HANDLE *handle;
     const struct chacha_impl *impl; /* chosen once, at load */
+    enum chacharng_kmix kernel_mix; /* chosen once, at load */
+    int kernel_mix_vdso;            /* auto's answer: glibc and vDSO agree */
     OSSL_FUNC_core_get_params_fn *core_get_params;
     OSSL_FUNC_core_new_error_fn *core_new_error;
     OSSL_FUNC_core_set_error_debug_fn *core_set_error_debug;
@@ -58,6 +67,7 @@ typedef struct chacharng_rand_ctx {
     OSSL_FUNC_rand_get_seed_fn *parent_get_seed;
     OSSL_FUNC_rand_clear_seed_fn *parent_clear_seed;
     OSSL_FUNC_rand_get_ctx_params_fn *parent_get_ctx_params;
+    OSSL_FUNC_rand_set_ctx_params_fn *parent_set_ctx_params;
     OSSL_FUNC_rand_lock_fn *parent_lock;
     OSSL_FUNC_rand_unlock_fn *parent_unlock;
     OSSL_FUNC_rand_enable_locking_fn *parent_enable_locking;
@@ -137,6 +147,26 @@ int chacharng_seed_parent_strength(CHACHARNG_RAND_CTX *ctx,
  */
 int chacharng_seed_parent_counter(CHACHARNG_RAND_CTX *ctx,
                                   unsigned int *counter);
+
+/* ------------------------------------------------------------------------
+ * kmix.c: kernel mixing (DESIGN.md sections 2 and 3)
+ * ------------------------------------------------------------------------ */
+/*
+ * Read the `kernel_mix` config key and CHACHARNG_KERNEL_MIX (which wins)
+ * into |prov|, and find out once what `auto` means here.  Returns 1, or 0
+ * with an error raised for a value other than auto, on or off.
+ */
+int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov);
+/*
+ * Whether a new generator mixes by default: for context |ctx| (its parent
+ * already noted), or for a random-provider generator when |ctx| is NULL.
+ */
+int chacharng_kmix_default(const CHACHARNG_PROV_CTX *prov,
+                           const CHACHARNG_RAND_CTX *ctx);
+/* Turn kernel mixing of |d| on (|on| != 0) or off. */
+void chacharng_kmix_set(struct chacha_drbg *d, int on);
+/* The core's callback: 32 bytes from getrandom(GRND_NONBLOCK), or 0. */
+chacha_drbg_mix_fn chacharng_kmix_read;
 
 /* ------------------------------------------------------------------------
  * random_bytes.c: the OpenSSL 3.5+ random-provider path (DESIGN.md sec. 7)

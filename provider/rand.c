@@ -66,6 +66,9 @@ static void *chacharng_rand_newctx(void *provctx, void *parent,
             case OSSL_FUNC_RAND_GET_CTX_PARAMS:
                 ctx->parent_get_ctx_params = OSSL_FUNC_rand_get_ctx_params(d);
                 break;
+            case OSSL_FUNC_RAND_SET_CTX_PARAMS:
+                ctx->parent_set_ctx_params = OSSL_FUNC_rand_set_ctx_params(d);
+                break;
             case OSSL_FUNC_RAND_LOCK:
                 ctx->parent_lock = OSSL_FUNC_rand_lock(d);
                 break;
@@ -80,6 +83,7 @@ static void *chacharng_rand_newctx(void *provctx, void *parent,
             }
         }
     }
+    chacharng_kmix_set(ctx->drbg, chacharng_kmix_default(prov, ctx));
     return ctx;
 }
 

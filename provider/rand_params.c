@@ -123,6 +123,14 @@ static inline int is_max_request(const char *key)
     return 1;
 }
 
+/* ------------------------------------------------------------------------
+ * Kernel mixing (DESIGN.md section 3): `kernel_mix`, an int 0 or 1, is
+ * settable and gettable; `kernel_mix_failures`, a uint, counts the kernel
+ * reads that failed, so that a forced `on` never falls back unseen.
+ * ------------------------------------------------------------------------ */
+#define PARAM_KERNEL_MIX "kernel_mix"
+#define PARAM_KERNEL_MIX_FAILURES "kernel_mix_failures"
+
 static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
     __attribute__((noinline));
 
@@ -225,6 +233,14 @@ static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
     p = OSSL_PARAM_locate(params, PARAM_IMPL);
     if (p != NULL && !chacharng_param_set_utf8(p, ctx->drbg->impl->name))
         return chacharng_param_refused(prov, p);
+    p = OSSL_PARAM_locate(params, PARAM_KERNEL_MIX);
+    if (p != NULL && !OSSL_PARAM_set_int(p, ctx->drbg->kernel_mix != NULL))
+        return chacharng_param_refused(prov, p);
+    p = OSSL_PARAM_locate(params, PARAM_KERNEL_MIX_FAILURES);
+    if (p != NULL
+        && !OSSL_PARAM_set_uint(p, __atomic_load_n(&ctx->drbg->mix_failures,
+                                                   __ATOMIC_RELAXED)))
+        return chacharng_param_refused(prov, p);
     return 1;
 }
 
@@ -317,6 +333,29 @@ static int read_impl(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
     return 1;
 }
 
+/*
+ * Validate the kernel_mix of |params|, if any, into *|on|.  Returns 1, or
+ * 0 with an error raised (and *|on| unchanged).
+ */
+static int parse_kernel_mix(CHACHARNG_RAND_CTX *ctx,
+                            const OSSL_PARAM params[], int *on)
+{
+    const OSSL_PARAM *p = OSSL_PARAM_locate_const(params, PARAM_KERNEL_MIX);
+    int v;
+
+    if (p == NULL)
+        return 1;
+    if (!has_number(ctx->provctx, p))
+        return 0;
+    if (!OSSL_PARAM_get_int(p, &v) || (v != 0 && v != 1)) {
+        CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_INVALID_PARAMETER,
+                        "%s must be an int, 0 or 1", p->key);
+        return 0;
+    }
+    *on = v;
+    return 1;
+}
+
 int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 {
     CHACHARNG_RAND_CTX *ctx = vctx;
@@ -325,6 +364,7 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     unsigned int requests = ctx->drbg->reseed_requests;
     time_t interval = ctx->drbg->reseed_interval;
     const struct chacha_impl *impl = ctx->drbg->impl;
+    int kernel_mix = ctx->drbg->kernel_mix != NULL;
 
     if (params == NULL)
         return 1;
@@ -348,9 +388,12 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     p = OSSL_PARAM_locate_const(params, PARAM_IMPL);
     if (p != NULL && !read_impl(prov, p, &impl))
         return 0;
+    if (!parse_kernel_mix(ctx, params, &kernel_mix))
+        return 0;
     ctx->drbg->reseed_requests = requests;
     ctx->drbg->reseed_interval = interval;
     ctx->drbg->impl = impl;
+    chacharng_kmix_set(ctx->drbg, kernel_mix);
     return 1;
 }
 
@@ -365,6 +408,8 @@ static const OSSL_PARAM gettable[] = {
     OSSL_PARAM_size_t(OSSL_DRBG_PARAM_MAX_PERSLEN, NULL),
     OSSL_PARAM_size_t(OSSL_DRBG_PARAM_MAX_ADINLEN, NULL),
     OSSL_PARAM_utf8_string(PARAM_IMPL, NULL, 0),
+    OSSL_PARAM_int(PARAM_KERNEL_MIX, NULL),
+    OSSL_PARAM_uint(PARAM_KERNEL_MIX_FAILURES, NULL),
     OSSL_PARAM_END
 };
 
@@ -372,6 +417,7 @@ static const OSSL_PARAM settable[] = {
     OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, NULL),
     OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, NULL),
     OSSL_PARAM_utf8_string(PARAM_IMPL, NULL, 0),
+    OSSL_PARAM_int(PARAM_KERNEL_MIX, NULL),
     OSSL_PARAM_END
 };
 

@@ -229,6 +229,7 @@ static struct chacha_drbg *rb_gen_new(const CHACHARNG_PROV_CTX *prov,
                         "cannot map the state page");
         return NULL;
     }
+    chacharng_kmix_set(d, chacharng_kmix_default(prov, NULL));
     pthread_mutex_lock(&rb_lock);
     t->gen[which] = d;
     pthread_mutex_unlock(&rb_lock);

@@ -3,7 +3,8 @@
  * Single-thread throughput of CHACHA20-DRBG, once per ChaCha20 kernel, next
  * to what an application could use instead: OpenSSL's CTR-DRBG, RAND_bytes
  * with and without chacharng configured, getrandom(2), and OpenSSL's bare
- * ChaCha20 keystream.  Then each kernel called directly.  MB/s (10^6 bytes
+ * ChaCha20 keystream.  Then each kernel called directly, and the cost of
+ * kernel mixing (off against on, side by side).  MB/s (10^6 bytes
  * per second), the median of several fixed-time runs.  This is not a test:
  * the project's speed targets are printed for information only and the exit
  * status does not depend on them.
@@ -16,10 +17,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -600,6 +606,127 @@ static EVP_CIPHER_CTX *setup_evp_chacha20(struct column *col,
 }
 
 /* ------------------------------------------------------------------------
+ * Kernel mixing: its cost, off against on
+ * ------------------------------------------------------------------------ */
+
+#define KMIX_RUNS 11 /* at least; interleaved, so drift hits both alike */
+
+static size_t row_index(size_t len);
+
+static const char *libc_name(void)
+{
+#ifdef __GLIBC__
+    static char v[32];
+
+    snprintf(v, sizeof(v), "glibc %s", gnu_get_libc_version());
+    return v;
+#else
+    return "not glibc";
+#endif
+}
+
+static const size_t kmix_lens[] = { 4, 16, MAX_LEN };
+#define KMIX_ROWS (sizeof(kmix_lens) / sizeof(kmix_lens[0]))
+
+/* A parentless CHACHA20-DRBG with kernel_mix = |on|, read back. */
+static EVP_RAND_CTX *kmix_ctx(EVP_RAND *chacha, int on)
+{
+    EVP_RAND_CTX *ctx = EVP_RAND_CTX_new(chacha, NULL);
+    OSSL_PARAM params[2];
+    int got = -1;
+
+    if (ctx == NULL)
+        die("EVP_RAND_CTX_new(CHACHA20-DRBG) failed");
+    params[0] = OSSL_PARAM_construct_int("kernel_mix", &on);
+    params[1] = OSSL_PARAM_construct_end();
+    if (!EVP_RAND_CTX_set_params(ctx, params)
+        || !EVP_RAND_instantiate(ctx, DRBG_STRENGTH, 0, NULL, 0, NULL))
+        die("CHACHA20-DRBG with kernel_mix = %d: set-up failed (a module"
+            " without kernel mixing?)", on);
+    params[0] = OSSL_PARAM_construct_int("kernel_mix", &got);
+    if (!EVP_RAND_CTX_get_params(ctx, params) || got != on)
+        die("CHACHA20-DRBG set to kernel_mix = %d reports %d", on, got);
+    return ctx;
+}
+
+/* One kernel mixing read as the provider makes it: glibc's getrandom. */
+static int gen_kernel_read(void *arg, unsigned char *buf, size_t len)
+{
+    (void)arg;
+    return getrandom(buf, len, GRND_NONBLOCK) == (ssize_t)len;
+}
+
+static unsigned int kmix_failures(EVP_RAND_CTX *ctx)
+{
+    unsigned int n = 0;
+    OSSL_PARAM params[2];
+
+    params[0] = OSSL_PARAM_construct_uint("kernel_mix_failures", &n);
+    params[1] = OSSL_PARAM_construct_end();
+    if (!EVP_RAND_CTX_get_params(ctx, params))
+        die("reading kernel_mix_failures failed");
+    return n;
+}
+
+/*
+ * EVP_RAND_generate with mixing off and on, side by side: one run of each
+ * in turn (off-on, then on-off, ...), each run as in measure(), and the
+ * median of each side, into |buf|.  The heading says what the default
+ * (`auto`, unless CHACHARNG_KERNEL_MIX says otherwise) is here.
+ */
+static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
+{
+    EVP_RAND_CTX *ctx[2], *dflt = EVP_RAND_CTX_new(chacha, NULL);
+    OSSL_PARAM params[2];
+    int auto_pick = -1;
+    double v[2][MAX_RUNS > KMIX_RUNS ? MAX_RUNS : KMIX_RUNS];
+    int runs = opt_runs > KMIX_RUNS ? opt_runs : KMIX_RUNS, saved = opt_runs;
+    size_t i;
+    int r, k;
+
+    params[0] = OSSL_PARAM_construct_int("kernel_mix", &auto_pick);
+    params[1] = OSSL_PARAM_construct_end();
+    if (dflt == NULL || !EVP_RAND_CTX_get_params(dflt, params))
+        die("reading the default kernel_mix of CHACHA20-DRBG failed");
+    EVP_RAND_CTX_free(dflt);
+    ctx[0] = kmix_ctx(chacha, 0);
+    ctx[1] = kmix_ctx(chacha, 1);
+    printf("\nKernel mixing (one 32-byte getrandom per refill and per direct"
+           " request),\nEVP_RAND_generate, MB/s: median of %d interleaved"
+           " runs of %.2f s each\n  default kernel_mix here: %s (C library:"
+           " %s; glibc serves getrandom\n  from the vDSO from 2.41 on, on"
+           " Linux 6.11+; before that, a system call)\n",
+           runs, opt_secs, auto_pick ? "on" : "off", libc_name());
+    printf("%-9s%10s%10s%10s\n", "size", "off", "on", "on/off");
+    opt_runs = 1;
+    for (i = 0; i < KMIX_ROWS; i++) {
+        const char *label = rows[row_index(kmix_lens[i])].label;
+
+        for (r = 0; r < runs; r++)
+            for (k = 0; k < 2; k++) {
+                int on = (r & 1) ? 1 - k : k;
+
+                v[on][r] = measure(gen_evp_rand, ctx[on], buf,
+                                   kmix_lens[i], on ? "mixing on"
+                                                    : "mixing off",
+                                   label).mbps;
+            }
+        for (k = 0; k < 2; k++)
+            qsort(v[k], (size_t)runs, sizeof(v[k][0]), cmp_double);
+        printf("%-9s%10.1f%10.1f%10.3f\n", label, v[0][runs / 2],
+               v[1][runs / 2], v[1][runs / 2] / v[0][runs / 2]);
+        fflush(stdout);
+    }
+    opt_runs = saved;
+    printf("  failed kernel reads while mixing: %u\n", kmix_failures(ctx[1]));
+    printf("  one read, glibc getrandom(32 bytes, GRND_NONBLOCK): %.0f ns\n",
+           32.0 / measure(gen_kernel_read, NULL, buf, 32, "getrandom",
+                          "32 bytes").mbps * 1e3);
+    EVP_RAND_CTX_free(ctx[0]);
+    EVP_RAND_CTX_free(ctx[1]);
+}
+
+/* ------------------------------------------------------------------------
  * Output
  * ------------------------------------------------------------------------ */
 
@@ -860,8 +987,9 @@ static void usage(void)
             " %d of %.2f s)\n"
             "  -c COLUMNS  comma-separated columns to measure: kernel names,"
             "\n              ctr-drbg, rand-def, rand-cc, getrandom,"
-            " chacha20, raw\n"
-            "              (raw = the direct kernel table); default all\n"
+            " chacha20, raw, kmix\n"
+            "              (raw = the direct kernel table, kmix = kernel"
+            " mixing off/on);\n              default all\n"
             "  CONFIG      openssl.cnf.sample for the rand-cc column"
             " (or set " ENV_CONF ")\n"
             "Set OPENSSL_MODULES to the directory holding chacharng.so.\n",
@@ -915,7 +1043,7 @@ int main(int argc, char **argv)
 {
     static const char *const fixed_cols[] = { "ctr-drbg", "rand-def",
                                               "rand-cc", "getrandom",
-                                              "chacha20", "raw",
+                                              "chacha20", "raw", "kmix",
                                               "generic", "sse2", "avx2",
                                               "avx512", "neon" };
     static struct column evp_only; /* EVP ChaCha20 for the raw table only */
@@ -1107,6 +1235,8 @@ int main(int argc, char **argv)
             printf("\n");
         }
     }
+    if (selected(pick, "kmix"))
+        bench_kernel_mix(chacha, buf);
     print_targets(nkernels);
     fflush(stdout);
 

@@ -92,7 +92,8 @@ int ip_attach_module(void)
 typedef ssize_t getrandom_fn(void *, size_t, unsigned int);
 
 static enum ip_getrandom_mode gr_mode;
-static unsigned long gr_calls;
+static unsigned long gr_calls, gr_mix_calls;
+static int gr_errno;
 
 void ip_getrandom_mode(enum ip_getrandom_mode mode)
 {
@@ -107,6 +108,17 @@ unsigned long ip_getrandom_calls(void)
 void ip_getrandom_reset_calls(void)
 {
     __atomic_store_n(&gr_calls, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&gr_mix_calls, 0, __ATOMIC_SEQ_CST);
+}
+
+unsigned long ip_getrandom_mix_calls(void)
+{
+    return __atomic_load_n(&gr_mix_calls, __ATOMIC_SEQ_CST);
+}
+
+void ip_getrandom_fail_with(int err)
+{
+    __atomic_store_n(&gr_errno, err, __ATOMIC_SEQ_CST);
 }
 
 IP_EXPORT ssize_t getrandom(void *buf, size_t buflen, unsigned int flags)
@@ -117,7 +129,15 @@ IP_EXPORT ssize_t getrandom(void *buf, size_t buflen, unsigned int flags)
     if (real == NULL)
         real = (getrandom_fn *)dlsym(RTLD_NEXT, "getrandom");
     if (from_module(__builtin_return_address(0))) {
+        int err = __atomic_load_n(&gr_errno, __ATOMIC_SEQ_CST);
+
         __atomic_add_fetch(&gr_calls, 1, __ATOMIC_SEQ_CST);
+        if (buflen == 32 && flags == GRND_NONBLOCK)
+            __atomic_add_fetch(&gr_mix_calls, 1, __ATOMIC_SEQ_CST);
+        if (err != 0) {
+            errno = err;
+            return -1;
+        }
         mode = __atomic_load_n(&gr_mode, __ATOMIC_SEQ_CST);
     }
     switch (mode) {

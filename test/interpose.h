@@ -35,6 +35,13 @@ void ip_getrandom_mode(enum ip_getrandom_mode mode);
 /* getrandom() calls made by the module since the last reset. */
 unsigned long ip_getrandom_calls(void);
 void ip_getrandom_reset_calls(void);
+/*
+ * Of those, the calls shaped as kernel mixing reads them: 32 bytes with
+ * flags GRND_NONBLOCK and nothing else.
+ */
+unsigned long ip_getrandom_mix_calls(void);
+/* Make every getrandom() from the module fail with |err| (0: stop). */
+void ip_getrandom_fail_with(int err);
 
 /*
  * Make the |nth| (1-based) malloc/calloc from the module, counting from

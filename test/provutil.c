@@ -151,6 +151,16 @@ EVP_RAND_CTX *pu_drbg_ready(struct pu_env *env, EVP_RAND_CTX *parent)
     return ctx;
 }
 
+EVP_RAND_CTX *pu_mix_off(EVP_RAND_CTX *ctx)
+{
+    if (ctx != NULL && !pu_set_int(ctx, "kernel_mix", 0)) {
+        dump_errors();
+        EVP_RAND_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
 /* Run a one-element get and insist that the provider filled it in. */
 static int get_one(EVP_RAND_CTX *ctx, OSSL_PARAM *p)
 {

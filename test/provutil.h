@@ -62,6 +62,14 @@ EVP_RAND_CTX *pu_drbg_new(struct pu_env *env, EVP_RAND_CTX *parent);
 EVP_RAND_CTX *pu_drbg_ready(struct pu_env *env, EVP_RAND_CTX *parent);
 
 /*
+ * Turn kernel mixing off in |ctx| (which may be NULL), for tests that
+ * compare output streams: those must not depend on CHACHARNG_KERNEL_MIX or
+ * on what `auto` picks here.  Returns |ctx|, or NULL (freeing it) if the
+ * provider refused.
+ */
+EVP_RAND_CTX *pu_mix_off(EVP_RAND_CTX *ctx);
+
+/*
  * Read one context parameter as the given C type.  Each returns 1 only if
  * the get call succeeded *and* the provider actually wrote the value (a
  * provider that ignores the key must not pass as "value 0").

@@ -5,8 +5,10 @@
  * state after a generate), handed-out bytes are wiped, the buffer rekeys
  * when drained, the reseed policy fires when it should, every fork mode
  * makes a child reseed however the child was made (fork, _Fork, clone
- * without CLONE_VM, the raw fork system call), and a failed mapping fails
- * cleanly.  Runs once per kernel through the per-kernel runner.
+ * without CLONE_VM, the raw fork system call), a failed mapping fails
+ * cleanly, and a simulated VM snapshot clone repeats at most the unread
+ * buffer when kernel mixing is on.  Runs once per kernel through the
+ * per-kernel runner.
  */
 #define _GNU_SOURCE
 
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -329,6 +332,122 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
     chacha_drbg_free(d);
 }
 
+/* ------------------------------------------------------------------------
+ * A simulated VM snapshot clone (kernel mixing, DESIGN.md section 3)
+ * ------------------------------------------------------------------------ */
+
+#define CLONE_STRETCH ((size_t)256 << 10)
+
+/* The kernel's generator, as the provider reads it. */
+static int mix_getrandom(uint8_t g[CHACHA_KEY_BYTES])
+{
+    return getrandom(g, CHACHA_KEY_BYTES, GRND_NONBLOCK) == CHACHA_KEY_BYTES;
+}
+
+/* A kernel read that always fails. */
+static int mix_fails(uint8_t g[CHACHA_KEY_BYTES])
+{
+    memset(g, 0x77, CHACHA_KEY_BYTES); /* debris the core must not use */
+    return 0;
+}
+
+/* |total| bytes from |d| in |req|-byte requests, as the provider serves them. */
+static void draw(struct chacha_drbg *d, uint8_t *out, size_t total, size_t req)
+{
+    size_t off, n;
+
+    for (off = 0; off < total; off += n) {
+        n = total - off < req ? total - off : req;
+        if (!chacha_drbg_generate_fast(d, out + off, n))
+            chacha_drbg_generate(d, out + off, n, NULL, 0);
+    }
+}
+
+/*
+ * Where the last 8-byte window at which |a| and |b| agree starts, or -1 if
+ * none does.  Past the bytes the clones share, a window agrees by chance
+ * with probability 2^-64; one that straddles the end of the shared bytes
+ * may agree by chance in its last few bytes.
+ */
+static long last_match(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    long last = -1;
+    size_t i;
+
+    for (i = 0; i + 8 <= n; i++)
+        if (memcmp(a + i, b + i, 8) == 0)
+            last = (long)i;
+    return last;
+}
+
+/*
+ * Seed a generator, draw |used| bytes, then copy its whole secret state
+ * into a second one, as restoring one snapshot twice would.  Both then
+ * serve CLONE_STRETCH bytes in |req|-byte requests.  Returns where the
+ * last 8-byte window at which the two outputs agree starts (-1: none,
+ * -2: set-up failed); *|unread| is what the buffer held at the snapshot,
+ * *|same| whether the two outputs are identical.
+ */
+static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
+                      size_t *unread, unsigned int *failures, int *same)
+{
+    static uint8_t a[CLONE_STRETCH], b[CLONE_STRETCH], pre[2048];
+    struct chacha_drbg *d1 = seeded_drbg();
+    struct chacha_drbg *d2 = chacha_drbg_new(impl_under_test());
+    long last = -2;
+
+    *same = 0;
+    *unread = 0;
+    if (d1 == NULL || d2 == NULL)
+        goto out;
+    d1->kernel_mix = d2->kernel_mix = mix;
+    chacha_drbg_generate(d1, pre, used, NULL, 0);
+    memcpy(d2->s, d1->s, sizeof(*d1->s)); /* the snapshot, restored twice */
+    *unread = d1->s->avail;
+    draw(d1, a, sizeof(a), req);
+    draw(d2, b, sizeof(b), req);
+    last = last_match(a, b, sizeof(a));
+    *same = memcmp(a, b, sizeof(a)) == 0;
+    *failures = d1->mix_failures + d2->mix_failures;
+ out:
+    chacha_drbg_free(d1);
+    chacha_drbg_free(d2);
+    return last;
+}
+
+static void test_clone(void)
+{
+    static const size_t reqs[] = { 4, 16, 1024, 65536 };
+    /* 959 bytes unread (the most a call leaves), 860, and 0 (direct path) */
+    static const size_t used[] = { 1, 100, 961 };
+    size_t i, j, unread;
+    unsigned int failures = 0;
+    int same = 0;
+    long last;
+
+    for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+        clone_run(NULL, 100, reqs[i], &unread, &failures, &same);
+        TU_OK(same,
+              "clone, mixing off, %zu-byte requests: identical for %zu KiB",
+              reqs[i], CLONE_STRETCH >> 10);
+        for (j = 0; j < sizeof(used) / sizeof(used[0]); j++) {
+            last = clone_run(mix_getrandom, used[j], reqs[i], &unread,
+                             &failures, &same);
+            /* every agreeing window starts inside the unread buffer */
+            TU_OK(last >= -1 && last < (long)unread
+                      && unread < CHACHA_DRBG_BUF_BYTES && failures == 0,
+                  "clone, mixing on, %zu-byte requests, %zu bytes unread at "
+                  "the snapshot: no common 8-byte run from there on (last "
+                  "starts at %ld), %u failed reads",
+                  reqs[i], unread, last, failures);
+        }
+    }
+    clone_run(mix_fails, 100, 1024, &unread, &failures, &same);
+    TU_OK(same && failures > 0,
+          "clone, every kernel read failing: counted (%u), output as with "
+          "mixing off", failures);
+}
+
 static void body(void)
 {
     struct chacha_drbg *d;
@@ -349,6 +468,7 @@ static void body(void)
     test_fork_mode(CHACHA_FORK_GETPID, "getpid", stack);
     if (stack != NULL)
         munmap(stack, STACK_BYTES);
+    test_clone();
 
     chacha_secpage_fail_next(1);
     d = chacha_drbg_new(impl_under_test());

@@ -159,8 +159,10 @@ static int error_says(const char *needle)
 /*
  * Bytes of this process's memory in wipe-on-fork mappings: chacharng maps
  * every generator that way and nothing else in the process does, so this
- * counts live generators without any hook in the provider.  -1 if
- * /proc/self/smaps cannot be read.
+ * counts live generators without any hook in the provider.  The one other
+ * kind, glibc 2.41+'s per-thread vDSO getrandom states (reached through
+ * kernel mixing), is MAP_DROPPABLE ("dp") and kept for reuse after a
+ * thread exits: it is left out.  -1 if /proc/self/smaps cannot be read.
  */
 static long wf_bytes(void)
 {
@@ -175,11 +177,15 @@ static long wf_bytes(void)
             size = kb;
         } else if (strncmp(line, "VmFlags:", 8) == 0) {
             char *tok, *save = NULL;
+            int wf = 0, dp = 0;
 
             for (tok = strtok_r(line + 8, " \n", &save); tok != NULL;
-                 tok = strtok_r(NULL, " \n", &save))
-                if (strcmp(tok, "wf") == 0)
-                    total += size;
+                 tok = strtok_r(NULL, " \n", &save)) {
+                wf |= strcmp(tok, "wf") == 0;
+                dp |= strcmp(tok, "dp") == 0;
+            }
+            if (wf && !dp)
+                total += size;
         }
     }
     fclose(f);

@@ -661,7 +661,7 @@ static void test_impl_switch(void)
         return;
 
     /* reference stream from the kernel the provider chose at load */
-    rctx = pu_drbg_ready(&env, parent);
+    rctx = pu_mix_off(pu_drbg_ready(&env, parent));
     if (!TU_OK(rctx != NULL, "reference context"))
         goto end;
     for (off = 0, k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
@@ -689,7 +689,7 @@ static void test_impl_switch(void)
         }
         nsup++;
         /* same seed, this kernel chosen before instantiate */
-        ctx = pu_drbg_new(&env, parent);
+        ctx = pu_mix_off(pu_drbg_new(&env, parent));
         if (!TU_OK(ctx != NULL, "context for impl %s", list[i].name))
             continue;
         ok = pu_set_utf8(ctx, "impl", list[i].name) == 1
@@ -717,7 +717,7 @@ static void test_impl_switch(void)
     TU_OK(nsup >= 1, "%zu kernel(s) usable on this CPU", nsup);
 
     /* switch kernels between calls of one stream */
-    ctx = pu_drbg_ready(&env, parent);
+    ctx = pu_mix_off(pu_drbg_ready(&env, parent));
     if (TU_OK(ctx != NULL, "context for mid-stream switching")) {
         int ok = 1;
         size_t which = 0;

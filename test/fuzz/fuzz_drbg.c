@@ -1041,6 +1041,15 @@ static void op_new_chacha(struct rd *in)
     r->ctx = EVP_RAND_CTX_new(libs[r->lib].chacha,
                               parent >= 0 ? recs[parent].ctx : NULL);
     CHECK(r->ctx != NULL, "newctx failed");
+    {
+        /* the model is the construction without kernel mixing */
+        int zero = 0;
+        OSSL_PARAM p[2];
+
+        p[0] = OSSL_PARAM_construct_int("kernel_mix", &zero);
+        p[1] = OSSL_PARAM_construct_end();
+        CHECK(EVP_RAND_CTX_set_params(r->ctx, p), "kernel_mix = 0 refused");
+    }
     r->alive = 1;
     r->state = get_state(r);
     CHECK(r->state == EVP_RAND_STATE_UNINITIALISED, "new context state %d",
