@@ -278,7 +278,7 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
         prov->cleanup_entropy = cleanup;
     }
 
-    if (!choose_impl(prov)) {
+    if (!choose_impl(prov) || !chacharng_random_init(prov)) {
         free(prov);
         return 0;
     }
