@@ -41,9 +41,9 @@ typedef struct chacharng_prov_ctx {
     const struct chacha_impl *impl; /* chosen once, at load */
     /* random_bytes.c: this instance on the random-provider path */
     struct {
-        size_t index;             /* our entry in every thread's table */
-        struct rb_thread *threads; /* the threads' records, under its lock */
-        int announced;            /* CHACHARNG_DEBUG line printed */
+        size_t index;              /* our entry in every thread's table */
+        struct rb_thread *threads; /* the threads' records, under rb_lock */
+        int announced;             /* CHACHARNG_DEBUG line printed */
     } rb;
     OSSL_FUNC_core_get_params_fn *core_get_params;
     OSSL_FUNC_core_new_error_fn *core_new_error;

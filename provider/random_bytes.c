@@ -25,9 +25,10 @@
  * rb_table: an array indexed by the instance's number, each entry that
  * thread's struct rb_thread for the instance (up to two generators, each in
  * its own wipe-on-fork page, chacha_drbg).  Instance numbers are handed out
- * at provider init and reused after teardown, so the table stays as small
- * as the number of instances alive at once, and there is no limit on how
- * many there are: one key, however many instances, never deleted.
+ * at provider init, lowest free first, and reused after teardown, so a
+ * table is never longer than the most instances alive at once (rounded up
+ * to a word of the allocator's bitmap), and nothing limits how many there
+ * are: one key serves them all, made once and never deleted.
  *
  * The hot path reads the key, the table and the entry without locking;
  * only the owning thread ever grows its table.  rb_lock guards everything
