@@ -15,7 +15,8 @@
  *   ones, including threads that outlived an earlier provider instance,
  *   and fork.
  * - 64 library contexts at once, and thousands created and freed in turn
- *   (more than a process has pthread keys).
+ *   (more than a process has pthread keys); and a first call that finds no
+ *   pthread key left fails cleanly and is served once one is free.
  *
  * random_bytes is reached through the provider's dispatch table
  * (OSSL_PROVIDER_get0_dispatch), which works on every OpenSSL version;
@@ -31,6 +32,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -723,12 +725,69 @@ static void test_loop(const struct route *route)
           "(%d served, %lu bad)", route->name, count, served, bad);
 }
 
+/* ------------------------------------------------------------------------
+ * No pthread key left
+ * ------------------------------------------------------------------------ */
+
+/* 1 if the error queue holds a message containing |needle|; empties it. */
+static int error_says(const char *needle)
+{
+    unsigned long e;
+    const char *data;
+    int flags, found = 0;
+
+    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0)
+        if ((flags & ERR_TXT_STRING) && strstr(data, needle) != NULL)
+            found = 1;
+    return found;
+}
+
+/*
+ * The process's first random_bytes call finds every pthread key taken: it
+ * must fail with an error, and succeed once a key is free again.  Runs
+ * first, before anything here has made the module's key.
+ */
+static void test_no_keys(void)
+{
+    enum { CAP = 4 * PTHREAD_KEYS_MAX };
+    pthread_key_t *keys = malloc(CAP * sizeof(*keys));
+    struct inst in;
+    unsigned char buf[32];
+    int n = 0, n_taken, failed, said, served;
+
+    if (!tu_ok(keys != NULL && inst_open(&in, 0),
+               "no keys: chacharng loads")) {
+        free(keys);
+        return;
+    }
+    /* libcrypto makes its error queue's own key on first use: before */
+    ERR_clear_error();
+    while (n < CAP && pthread_key_create(&keys[n], NULL) == 0)
+        n++;
+    failed = !inst_draw(&in, 0, buf, sizeof(buf));
+    said = error_says("pthread key");
+    n_taken = n;
+    while (n > 0)
+        pthread_key_delete(keys[--n]);
+    served = inst_draw(&in, 0, buf, sizeof(buf));
+    TU_OK(failed && said,
+          "no keys: with every pthread key taken, random_bytes fails with "
+          "an error saying so (failed %d, said %d, %d keys taken)", failed,
+          said, n_taken);
+    TU_OK(served, "no keys: a key free again, random_bytes is served");
+    if (!served)
+        dump_errors();
+    inst_close(&in);
+    free(keys);
+}
+
 /* ---------------------------------------------------------------------- */
 
 static void body(void)
 {
     size_t i;
 
+    test_no_keys();
     test_resident();
     for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
         test_race(&routes[i]);
