@@ -279,7 +279,8 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
         prov->cleanup_entropy = cleanup;
     }
 
-    if (!choose_impl(prov) || !chacharng_kmix_choose(prov)) {
+    if (!choose_impl(prov) || !chacharng_kmix_choose(prov)
+        || !chacharng_random_init(prov)) {
         free(prov);
         return 0;
     }

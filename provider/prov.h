@@ -41,11 +41,19 @@ enum chacharng_kmix {
     CHACHARNG_KMIX_OFF
 };
 
+struct rb_thread;
+
 typedef struct chacharng_prov_ctx {
     const OSSL_CORE_HANDLE *handle;
     const struct chacha_impl *impl; /* chosen once, at load */
     enum chacharng_kmix kernel_mix; /* chosen once, at load */
     int kernel_mix_vdso;            /* auto's answer: glibc and vDSO agree */
+    /* random_bytes.c: this instance on the random-provider path */
+    struct {
+        size_t index;              /* our entry in every thread's table */
+        struct rb_thread *threads; /* the threads' records, under rb_lock */
+        int announced;             /* CHACHARNG_DEBUG line printed */
+    } rb;
     OSSL_FUNC_core_get_params_fn *core_get_params;
     OSSL_FUNC_core_new_error_fn *core_new_error;
     OSSL_FUNC_core_set_error_debug_fn *core_set_error_debug;
@@ -189,7 +197,12 @@ _Static_assert(__builtin_types_compatible_p(OSSL_FUNC_provider_random_bytes_fn,
  * error raised.
  */
 chacharng_random_bytes_fn chacharng_random_bytes;
+/*
+ * Give |prov| its number on the random-provider path (provider init).
+ * Returns 1 on success, 0 with an error raised.
+ */
+int chacharng_random_init(CHACHARNG_PROV_CTX *prov);
 /* Wipe and unmap every thread's generators of |prov| (provider teardown). */
-void chacharng_random_teardown(const CHACHARNG_PROV_CTX *prov);
+void chacharng_random_teardown(CHACHARNG_PROV_CTX *prov);
 
 #endif

@@ -4,6 +4,10 @@
  * default (CTR-DRBG), chacharng as the DRBG chain (openssl.cnf.sample) and,
  * on OpenSSL 3.5+, chacharng as the random provider
  * (openssl-random-provider.cnf.sample); with getrandom(2) as the yardstick.
+ * chacharng's random_bytes is also called through the provider's dispatch
+ * table (OSSL_PROVIDER_get0_dispatch), which works on every version: the
+ * path itself, without libcrypto's RAND layer, with one and with many
+ * library contexts loaded.
  * Each configuration runs in a forked child, so each gets a fresh default
  * library context.  Not a test: `make bench-rand` builds and runs it.
  *
@@ -22,16 +26,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/core_dispatch.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/provider.h>
 #include <openssl/rand.h>
+
+#ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
+#define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
+#endif
 
 #define MAX_THREADS 2
 #define REPEATS 5 /* best of */
 
 static double run_seconds = 0.3;
 
-enum source { SRC_RAND_BYTES, SRC_GETRANDOM, SRC_METHOD };
+enum source { SRC_RAND_BYTES, SRC_GETRANDOM, SRC_METHOD, SRC_DISPATCH };
+
+typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
+                            unsigned int strength);
+static random_bytes_fn *rb_fn; /* SRC_DISPATCH: chacharng's random_bytes */
+static void *rb_provctx;
 
 struct run {
     enum source src;
@@ -56,6 +71,8 @@ static int one_call(enum source src, unsigned char *buf, size_t len)
         return RAND_bytes(buf, (int)len) == 1;
     if (src == SRC_METHOD)
         return RAND_get_rand_method() != NULL;
+    if (src == SRC_DISPATCH)
+        return rb_fn(rb_provctx, 0, buf, len, 0) == 1;
     return getrandom(buf, len, 0) == (ssize_t)len;
 }
 
@@ -136,16 +153,59 @@ struct config {
     const char *label;
     const char *file;  /* OPENSSL_CONF, relative to srcdir; NULL: none */
     int min_minor;     /* needs OpenSSL 3.<min_minor> */
+    int contexts;      /* > 0: random_bytes through the dispatch table of
+                          the last of this many library contexts */
 };
 
 static const struct config configs[] = {
-    { "default", "libcrypto default (CTR-DRBG)", NULL, 0 },
+    { "default", "libcrypto default (CTR-DRBG)", NULL, 0, 0 },
     { "chain", "chacharng DRBG chain (openssl.cnf.sample)",
-      "openssl.cnf.sample", 0 },
+      "openssl.cnf.sample", 0, 0 },
     { "provider", "chacharng random provider "
       "(openssl-random-provider.cnf.sample)",
-      "openssl-random-provider.cnf.sample", 5 },
+      "openssl-random-provider.cnf.sample", 5, 0 },
+    { "dispatch", "chacharng random_bytes via the dispatch table, "
+      "1 library context", NULL, 0, 1 },
+    { "dispatch16", "chacharng random_bytes via the dispatch table, "
+      "the 16th of 16 library contexts", NULL, 0, 16 },
 };
+
+/* Load chacharng into |n| new library contexts; serve from the last. */
+static int load_dispatch(int n)
+{
+    const OSSL_DISPATCH *d;
+    OSSL_PROVIDER *p = NULL;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
+
+        /* kept loaded until the child exits */
+        if (lc == NULL || (p = OSSL_PROVIDER_load(lc, "chacharng")) == NULL)
+            return 0;
+    }
+    for (d = OSSL_PROVIDER_get0_dispatch(p); d != NULL && d->function_id;
+         d++)
+        if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
+            rb_fn = (random_bytes_fn *)d->function;
+    rb_provctx = OSSL_PROVIDER_get0_provider_ctx(p);
+    return rb_fn != NULL;
+}
+
+static void measure_dispatch(const struct config *c, FILE *out)
+{
+    unsigned char buf[16];
+
+    if (!load_dispatch(c->contexts) || !one_call(SRC_DISPATCH, buf, 16)) {
+        ERR_print_errors_fp(stderr);
+        fprintf(out, "%s.error 1\n", c->key);
+        return;
+    }
+    fprintf(out, "%s.r16 %.0f\n", c->key, rate(SRC_DISPATCH, 16, 1));
+    fprintf(out, "%s.r16x2 %.0f\n", c->key, rate(SRC_DISPATCH, 16, 2));
+    fprintf(out, "%s.r4 %.0f\n", c->key, rate(SRC_DISPATCH, 4, 1));
+    fflush(out);
+}
 
 static void measure_config(const struct config *c, const char *srcdir,
                            FILE *out)
@@ -153,6 +213,10 @@ static void measure_config(const struct config *c, const char *srcdir,
     char path[4096];
     unsigned char buf[16];
 
+    if (c->contexts > 0) {
+        measure_dispatch(c, out);
+        return;
+    }
     if (c->file != NULL) {
         snprintf(path, sizeof(path), "%s/%s", srcdir, c->file);
         setenv("OPENSSL_CONF", path, 1);
@@ -246,7 +310,8 @@ int main(int argc, char **argv)
     const char *srcdir = ".";
     size_t i;
     int minor = (int)OPENSSL_version_minor();
-    char key[64];
+    char key[64], what[64];
+    const char *fn;
 
     for (i = 1; i < (size_t)argc; i++) {
         if (strcmp(argv[i], "-q") == 0)
@@ -275,12 +340,18 @@ int main(int argc, char **argv)
             printf("  (this configuration does not load)\n");
             continue;
         }
+        fn = c->contexts > 0 ? "random_bytes" : "RAND_bytes";
         snprintf(key, sizeof(key), "%s.r16", c->key);
-        row("RAND_bytes(16), 1 thread", key);
+        snprintf(what, sizeof(what), "%s(16), 1 thread", fn);
+        row(what, key);
         snprintf(key, sizeof(key), "%s.r16x2", c->key);
-        row("RAND_bytes(16), 2 threads (sum)", key);
+        snprintf(what, sizeof(what), "%s(16), 2 threads (sum)", fn);
+        row(what, key);
         snprintf(key, sizeof(key), "%s.r4", c->key);
-        row("RAND_bytes(4), 1 thread", key);
+        snprintf(what, sizeof(what), "%s(4), 1 thread", fn);
+        row(what, key);
+        if (c->contexts > 0)
+            continue;
         snprintf(key, sizeof(key), "%s.m1", c->key);
         row("libcrypto's RAND_get_rand_method(), 1 thread", key);
         snprintf(key, sizeof(key), "%s.m2", c->key);
@@ -301,5 +372,9 @@ int main(int argc, char **argv)
     ratio("provider RAND_bytes(4) vs getrandom(4)", "provider.r4",
           "getrandom.r4");
     ratio("chain RAND_bytes(4) vs getrandom(4)", "chain.r4", "getrandom.r4");
+    ratio("random_bytes(16), 16th of 16 contexts vs 1", "dispatch16.r16",
+          "dispatch.r16");
+    ratio("random_bytes(16), 2 threads vs 1", "dispatch.r16x2",
+          "dispatch.r16");
     return 0;
 }
