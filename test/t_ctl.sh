@@ -281,8 +281,10 @@ if [ "$(id -u)" = 0 ]; then
         chown 65534:65534 "$tmp/ro/openssl.cnf"
         chmod 0755 "$tmp"
         last=ro-user
+        # a copy the other user can read wherever the build tree is
+        cp "$ctl" "$tmp/ro/chacharngctl"
         setpriv --reuid=65534 --regid=65534 --clear-groups \
-            env TMPDIR="$tmp/ro" sh "$ctl" --config "$tmp/ro/openssl.cnf" enable >"$tmp/$last.out" 2>&1
+            env TMPDIR="$tmp/ro" sh "$tmp/ro/chacharngctl" --config "$tmp/ro/openssl.cnf" enable >"$tmp/$last.out" 2>&1
         rc=$?
         expect "read-only, other user: refused" \
             eval '[ "$rc" = 1 ] && grep -q "read-only for you: nothing changed" "$tmp/$last.out"'
