@@ -70,9 +70,12 @@ inside() {
     [ -f "$moddir/chacharng.so" ]
     verdict $? "module installed in $moddir"
 
-    show openssl rand -provider chacharng -hex 32
+    show openssl rand -provider chacharng -hex 32 &&
+        printf '%s\n' "$out" | grep -qxE '[0-9a-f]{64}'
     verdict $? "literal: openssl rand -provider chacharng -hex 32"
     show openssl list -random-instances -provider chacharng
+    [ "$(printf '%s\n' "$out" | grep -c '^  CHACHA20-DRBG @ chacharng$')" = 3 ]
+    verdict $? "literal: -provider chacharng alone: primary, public, private are CHACHA20-DRBG"
 
     for mode in chain ${rp:+random-provider}; do
         if [ "$mode" = chain ]; then
