@@ -16,7 +16,8 @@
 #   the module gone while enabled: what programs say, and `status`
 #   naming the module and the reason;
 #   `enable`, then `apt-get remove`: the file is the stock one again and
-#   `openssl rand -hex 8` and an SSL_CTX (`openssl ciphers`) still work.
+#   `openssl rand -hex 8` and an SSL_CTX (`openssl ciphers`) still work;
+#   `apt-get purge` takes chacharngctl's backup away.
 # For each SUITE it writes RESULTS_DIR/SUITE.log (test-suite.log form,
 # counted by test-all.sh), RESULTS_DIR/SUITE.out (every command with its
 # output) and RESULTS_DIR/SUITE.version, or RESULTS_DIR/SUITE.skip.
@@ -146,6 +147,9 @@ inside() {
     verdict $? "after removal: openssl rand -hex 8"
     show openssl ciphers -s -tls1_3
     verdict $? "after removal: SSL_CTX_new (openssl ciphers)"
+    show env DEBIAN_FRONTEND=noninteractive apt-get purge -y chacharng &&
+        [ ! -e "$cnf.chacharngctl.bak" ] && cmp -s "$cnf" "$stock"
+    verdict $? "apt-get purge: chacharngctl's backup gone, $cnf the stock file"
 }
 
 if [ "${1:-}" = --inside ]; then
