@@ -4,7 +4,8 @@
 # Install what chacharng needs on Debian 12 (or newer), and only what is
 # missing.  `deps.sh` is enough to build and run; `deps.sh --all` adds what
 # the whole test suite uses (valgrind, clang/libFuzzer, cross compilers and
-# qemu, debootstrap, statistical batteries, shellcheck).
+# qemu, debootstrap, statistical batteries, shellcheck, and what builds and
+# checks the Debian package: debhelper, dpkg-dev, fakeroot, lintian).
 set -eu
 
 build_pkgs=(build-essential autoconf autoconf-archive automake libtool
@@ -12,7 +13,8 @@ build_pkgs=(build-essential autoconf autoconf-archive automake libtool
 test_pkgs=(valgrind clang libclang-rt-14-dev shellcheck dieharder rng-tools5
            groff-base debootstrap qemu-user gcc-aarch64-linux-gnu
            libc6-dev-arm64-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross
-           libssl-dev:arm64 llvm-19)
+           libssl-dev:arm64 llvm-19
+           debhelper dpkg-dev fakeroot lintian)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = "--all" ]; then

@@ -11,7 +11,8 @@
 #   valgrind    make check-valgrind (the C tests under memcheck, AVX2 kernel)
 #   tsan        ./configure --enable-tsan; the thread tests
 #   fuzz        make fuzz for FUZZ_SECONDS (default 60) seconds
-#   manpage     doc/chacharng.7 formats with no groff warning
+#   manpage     doc/chacharng.7 and doc/chacharngctl.8 format with no
+#               groff warning
 #
 # For each STAGE it writes RESULTS_DIR/STAGE.log, an automake
 # test-suite.log (or a summary in the same format for single checks),
@@ -133,7 +134,9 @@ run_stage() {
             return 0
         fi
         dir=$(dirname "$0")/..
-        t=$(groff -man -ww -z "$dir/doc/chacharng.7" 2>&1)
+        t=$(for page in "$dir/doc/chacharng.7" "$dir/doc/chacharngctl.8"; do
+            groff -man -ww -z "$page" 2>&1 | sed "s|^|${page##*/}: |"
+        done)
         if [ -z "$t" ]; then
             single_result "$results/$stage.log" pass
         else

@@ -158,9 +158,34 @@ if [ -z "$quick" ]; then
     fi
     rm -rf "$hard_dir"
 
+    # --- the Debian package: built in a copy of each release's chroot,
+    # installed with apt into a clean copy, chacharngctl and removal
+    # tested there (.ci/deb.sh), counted per release
+    note "Debian package: build, install, chacharngctl, remove (12, 13, unstable)"
+    deb_dir=$(mktemp -d)
+    tarballs=(chacharng-*.tar.xz)
+    [ -f "${tarballs[0]}" ] || { make dist >/dev/null; tarballs=(chacharng-*.tar.xz); }
+    if [ -f "${tarballs[0]}" ]; then
+        bash .ci/deb.sh "${tarballs[0]}" "$deb_dir" bookworm trixie sid
+        for suite in bookworm trixie sid; do
+            ver=$(sed -n 's/^OpenSSL \([0-9.]*\).*/\1/p' \
+                "$deb_dir/$suite.version" 2>/dev/null)
+            stage="Debian package (OpenSSL ${ver:-?}, Debian $suite chroot)"
+            if [ -f "$deb_dir/$suite.skip" ]; then
+                skip "$stage" "$(cat "$deb_dir/$suite.skip")"
+            else
+                count_log "$stage" "$deb_dir/$suite.log"
+            fi
+        done
+    else
+        check "make dist (for the Debian package)" false
+    fi
+    rm -rf "$deb_dir"
+
     # --- shell scripts -----------------------------------------------------
     if command -v shellcheck >/dev/null; then
-        check "shellcheck" shellcheck .ci/run .ci/*.sh test/*.sh
+        check "shellcheck" shellcheck .ci/run .ci/*.sh test/*.sh debian/prerm debian/postrm
+        check "shellcheck (chacharngctl)" shellcheck -s sh tools/chacharngctl.in
     else
         skip "shellcheck" "shellcheck not installed"
     fi

@@ -1,0 +1,323 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# The Debian package, end to end, per Debian release: build the .deb from
+# the release tarball in a copy of that release's chroot
+# (`dpkg-buildpackage -us -uc -b`; `lintian` on the .changes where the
+# host's lintian is of the same release), install it with apt into
+# another, clean copy, and run there, each a counted check:
+#   installing changes no configuration;
+#   the literal `openssl rand -provider chacharng -hex 32` (no path);
+#   `chacharngctl enable`, `status`, RAND_bytes/RAND_priv_bytes of a fresh
+#   process from CHACHA20-DRBG (3.5+: again with --random-provider,
+#   through the random provider);
+#   `chacharngctl disable` and a byte compare of /etc/ssl/openssl.cnf;
+#   a libcrypto of another architecture without the module: refused;
+#   the module gone while enabled: what programs say, and `status`
+#   naming the module and the reason;
+#   `enable`, then `apt-get remove`: the file is the stock one again and
+#   `openssl rand -hex 8` and an SSL_CTX (`openssl ciphers`) still work;
+#   `apt-get purge` takes chacharngctl's backup away.
+# For each SUITE it writes RESULTS_DIR/SUITE.log (test-suite.log form,
+# counted by test-all.sh), RESULTS_DIR/SUITE.out (every command with its
+# output) and RESULTS_DIR/SUITE.version, or RESULTS_DIR/SUITE.skip.
+#
+# Usage: .ci/deb.sh TARBALL RESULTS_DIR SUITE...
+#
+# The base chroots are $CHACHARNG_CHROOT_DIR/SUITE (default
+# /var/tmp/chacharng-chroots), shared with .ci/chroot-matrix.sh and made
+# the same way if missing; they are only ever copied (cp -a), never
+# changed.  Installing debhelper into the build copy uses the chroot's
+# own package lists and the network.  The package's own `make check` is
+# not rerun here (DEB_BUILD_OPTIONS=nocheck): the other stages run it
+# on every release.
+set -u
+
+# ------------------------------------------------------------------------
+# Inside a test chroot: `deb.sh --inside` runs the checks on the
+# installed package and prints "PASS: name" / "FAIL: name" lines, each
+# command echoed with its output.
+# ------------------------------------------------------------------------
+inside() {
+    local stock=/root/stock.cnf cnf=/etc/ssl/openssl.cnf rp='' out moddir fn
+    export LANG=C.UTF-8
+
+    pass() { echo "PASS: $*"; }
+    fail() { echo "FAIL: $*"; }
+    # show CMD: echo it, run it, show its output (stdout and stderr)
+    show() {
+        echo "\$ $*"
+        out=$("$@" 2>&1)
+        st=$?
+        [ -n "$out" ] && printf '%s\n' "$out"
+        [ "$st" = 0 ] || echo "(exit status $st)"
+        return "$st"
+    }
+    verdict() { # NAME: pass if the last status was 0
+        if [ "$1" = 0 ]; then pass "$2"; else fail "$2"; fi
+    }
+    chain_ok() {
+        [ "$(openssl list -random-instances 2>/dev/null |
+            grep -c '^  CHACHA20-DRBG @ chacharng$')" = 3 ]
+    }
+
+    openssl version
+    case $(openssl version) in "OpenSSL 3."[0-4].*) ;; *) rp=1 ;; esac
+    moddir=$(pkg-config --variable=modulesdir libcrypto 2>/dev/null ||
+        openssl version -m | sed 's/.*"\(.*\)"/\1/')
+
+    cmp -s "$cnf" "$stock"
+    verdict $? "installing changed no configuration"
+    [ -f "$moddir/chacharng.so" ]
+    verdict $? "module installed in $moddir"
+
+    show openssl rand -provider chacharng -hex 32 &&
+        printf '%s\n' "$out" | grep -qxE '[0-9a-f]{64}'
+    verdict $? "literal: openssl rand -provider chacharng -hex 32"
+    show openssl list -random-instances -provider chacharng
+    [ "$(printf '%s\n' "$out" | grep -c '^  CHACHA20-DRBG @ chacharng$')" = 3 ]
+    verdict $? "literal: -provider chacharng alone: primary, public, private are CHACHA20-DRBG"
+
+    for mode in chain ${rp:+random-provider}; do
+        if [ "$mode" = chain ]; then
+            show chacharngctl enable
+        else
+            show chacharngctl enable --random-provider
+        fi
+        verdict $? "chacharngctl enable ($mode)"
+        show chacharngctl status
+        verdict $? "chacharngctl status ($mode)"
+        show openssl list -random-instances
+        chain_ok
+        verdict $? "fresh process: DRBG chain is CHACHA20-DRBG @ chacharng ($mode)"
+        for which in public private; do
+            fn=RAND_bytes
+            [ "$which" = private ] && fn=RAND_priv_bytes
+            show env CHACHARNG_DEBUG=1 \
+                /usr/libexec/chacharng/chacharng-probe "$which" &&
+                printf '%s\n' "$out" | grep -qx "$which CHACHA20-DRBG chacharng"
+            verdict $? "fresh process: $fn from CHACHA20-DRBG @ chacharng ($mode)"
+            if [ "$mode" = random-provider ]; then
+                printf '%s\n' "$out" | grep -q 'random provider path in use'
+                verdict $? "fresh process: $fn through the random provider"
+            fi
+        done
+        if [ "$mode" = random-provider ]; then
+            show env CHACHARNG_DEBUG=1 openssl rand -hex 16
+            printf '%s\n' "$out" | grep -q 'random provider path in use'
+            verdict $? "fresh process: openssl rand through the random provider"
+        fi
+        show chacharngctl disable
+        verdict $? "chacharngctl disable ($mode)"
+        show cmp "$cnf" "$stock"
+        verdict $? "after disable: $cnf byte for byte the stock file ($mode)"
+    done
+
+    # a libcrypto of another architecture, without its chacharng module
+    mkdir -p /usr/lib/aarch64-linux-gnu
+    cp "$(readlink -f "$(dirname "$moddir")/libcrypto.so.3")" \
+        /usr/lib/aarch64-linux-gnu/libcrypto.so.3
+    show chacharngctl enable
+    [ $? = 1 ] && cmp -s "$cnf" "$stock"
+    verdict $? "multiarch: refused while aarch64's libcrypto has no module"
+    rm -rf /usr/lib/aarch64-linux-gnu
+
+    # configured, and the module gone (removed by force): the symptoms,
+    # and status naming the cause
+    chacharngctl --quiet enable
+    mv "$moddir/chacharng.so" /root/chacharng.so.aside
+    show openssl rand -hex 8
+    printf '%s\n' "$out" | grep -q 'unable to fetch drbg'
+    verdict $? "module gone: openssl rand says unable to fetch drbg"
+    show chacharngctl status
+    [ $? = 1 ] && printf '%s\n' "$out" |
+        grep -q "module tried: $moddir/chacharng.so" &&
+        printf '%s\n' "$out" | grep -q 'reason: no such file'
+    verdict $? "module gone: status names the module path and the reason"
+    mv /root/chacharng.so.aside "$moddir/chacharng.so"
+
+    # removal while enabled
+    show env DEBIAN_FRONTEND=noninteractive apt-get remove -y chacharng
+    verdict $? "apt-get remove chacharng (while enabled)"
+    show cmp "$cnf" "$stock"
+    verdict $? "after removal: $cnf byte for byte the stock file"
+    [ ! -e "$moddir/chacharng.so" ]
+    verdict $? "after removal: module gone"
+    show openssl rand -hex 8
+    verdict $? "after removal: openssl rand -hex 8"
+    show openssl ciphers -s -tls1_3
+    verdict $? "after removal: SSL_CTX_new (openssl ciphers)"
+    show env DEBIAN_FRONTEND=noninteractive apt-get purge -y chacharng &&
+        [ ! -e "$cnf.chacharngctl.bak" ] && cmp -s "$cnf" "$stock"
+    verdict $? "apt-get purge: chacharngctl's backup gone, $cnf the stock file"
+}
+
+if [ "${1:-}" = --inside ]; then
+    inside
+    exit 0
+fi
+
+# ------------------------------------------------------------------------
+# On the host
+# ------------------------------------------------------------------------
+if [ $# -lt 3 ]; then
+    echo "usage: $0 TARBALL RESULTS_DIR SUITE..." >&2
+    exit 2
+fi
+tarball=$(realpath "$1")
+results=$(realpath "$2")
+shift 2
+self=$(realpath "$0")
+chroot_dir=${CHACHARNG_CHROOT_DIR:-/var/tmp/chacharng-chroots}
+packages=gcc,make,autoconf,automake,libtool,pkg-config,libssl-dev,openssl
+mirror=${CHACHARNG_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+limit=${CHACHARNG_CHROOT_TIMEOUT:-1200}
+# the copies (on the base chroots' file system, so cp -a is quick)
+copies_dir=${CHACHARNG_COPIES_DIR:-$(dirname "$chroot_dir")}
+work=
+
+cleanup() {
+    [ -n "$work" ] && rm -rf "$work"
+    work=
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+
+# Make the base chroot for suite $1 in $2 unless it is there, as
+# .ci/chroot-matrix.sh does.
+ensure_chroot() {
+    local suite=$1 dir=$2
+
+    if [ -x "$dir/usr/bin/openssl" ] && [ -x "$dir/usr/bin/make" ]; then
+        return 0
+    fi
+    mkdir -p "$chroot_dir" || return 1
+    rm -rf "$dir.new"
+    debootstrap --variant=minbase --include="$packages" "$suite" \
+        "$dir.new" "$mirror" >"$results/$suite.debootstrap.log" 2>&1 || {
+        rm -rf "$dir.new"
+        return 1
+    }
+    rm -rf "$dir"
+    mv "$dir.new" "$dir"
+}
+
+# in_chroot DIR CMD [ARG...]: `bash -c CMD bash ARG...` as root in DIR
+# with /proc mounted in a private mount namespace, bounded in time.
+in_chroot() {
+    local dir=$1 cmd=$2
+
+    shift 2
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    timeout "$limit" unshare --mount --propagation private -- /bin/sh -c '
+        dir=$1
+        shift
+        mount -t proc proc "$dir/proc" || exit 1
+        exec chroot "$dir" /usr/bin/env -i \
+            PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+            /bin/bash -c "$@"' sh "$dir" "$cmd" bash "$@"
+}
+
+# The summary test-all.sh counts, from the PASS:/FAIL: lines of $2.
+write_log() {
+    local log=$1 out=$2 p f
+
+    p=$(grep -c '^PASS: ' "$out")
+    f=$(grep -c '^FAIL: ' "$out")
+    {
+        printf '# TOTAL: %d\n# PASS:  %d\n# SKIP:  0\n# XFAIL: 0\n' \
+            $((p + f)) "$p"
+        printf '# FAIL:  %d\n# XPASS: 0\n# ERROR: 0\n\n' "$f"
+        grep -E '^(PASS|FAIL): ' "$out"
+    } >"$log"
+}
+
+run_suite() {
+    local suite=$1 base=$chroot_dir/$1 build test deb out=$results/$1.out
+
+    rm -f "$results/$suite".{log,skip,version,out}
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "needs root (chroot, mount, apt)" >"$results/$suite.skip"
+        return
+    fi
+    if ! command -v unshare >/dev/null ||
+        ! unshare --mount --propagation private true 2>/dev/null; then
+        echo "no private mount namespace (unshare)" >"$results/$suite.skip"
+        return
+    fi
+    if [ ! -d "$base" ] && ! command -v debootstrap >/dev/null; then
+        echo "no chroot in $base and debootstrap is not installed" \
+            >"$results/$suite.skip"
+        return
+    fi
+    ensure_chroot "$suite" "$base" || {
+        echo "FAIL: debootstrap $suite" >"$out"
+        write_log "$results/$suite.log" "$out"
+        return
+    }
+    work=$(mktemp -d "$copies_dir/chacharng-deb-$suite.XXXXXX") || return
+    build=$work/build
+    test=$work/test
+    : >"$out"
+
+    # --- build, in a copy with debhelper added
+    echo "--- $suite: building the package"
+    cp -a "$base" "$build" || return
+    mkdir -p "$build/root/src"
+    tar -xf "$tarball" -C "$build/root/src" || return
+    # shellcheck disable=SC2016 # expanded inside the chroot
+    if in_chroot "$build" '
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y --no-install-recommends build-essential debhelper fakeroot \
+            >/root/apt.log 2>&1 || { tail -n 20 /root/apt.log; exit 1; }
+        cd /root/src/chacharng-* &&
+            DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b' \
+        >"$results/$suite.build.log" 2>&1; then
+        echo "PASS: dpkg-buildpackage -us -uc -b ($suite)" >>"$out"
+    else
+        echo "FAIL: dpkg-buildpackage -us -uc -b ($suite)" >>"$out"
+        tail -n 30 "$results/$suite.build.log" >>"$out"
+        write_log "$results/$suite.log" "$out"
+        cleanup
+        return
+    fi
+    deb=$(ls "$build"/root/src/chacharng_*.deb)
+    # lintian of the release the host runs (Debian 12 on CI)
+    if command -v lintian >/dev/null &&
+        grep -q "VERSION_CODENAME=$suite" /etc/os-release; then
+        echo "\$ lintian $(basename "$build"/root/src/chacharng_*.changes)" >>"$out"
+        if lintian "$build"/root/src/chacharng_*.changes >>"$out" 2>&1 &&
+            ! grep -qE '^[EW]: ' "$out"; then
+            echo "PASS: lintian: no errors, no warnings ($suite)" >>"$out"
+        else
+            echo "FAIL: lintian: no errors, no warnings ($suite)" >>"$out"
+        fi
+    fi
+
+    # --- install and test, in a clean copy
+    echo "--- $suite: installing into a clean copy and testing"
+    cp -a "$base" "$test" || return
+    cp "$deb" "$test/root/" || return
+    cp "$self" "$test/root/deb.sh" || return
+    cp "$test/etc/ssl/openssl.cnf" "$test/root/stock.cnf" || return
+    in_chroot "$test" 'openssl version' >"$results/$suite.version" 2>&1
+    # shellcheck disable=SC2016 # expanded inside the chroot
+    in_chroot "$test" '
+        cd /root || exit 1
+        echo "\$ apt-get install ./$1"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y "./$1" \
+            >/root/apt.log 2>&1 &&
+            echo "PASS: apt-get install the .deb into a clean chroot" ||
+            { tail -n 20 /root/apt.log; echo "FAIL: apt-get install"; exit 0; }
+        cd /root && bash /root/deb.sh --inside' "$(basename "$deb")" \
+        >>"$out" 2>&1
+    write_log "$results/$suite.log" "$out"
+    # every command with its output, for the record
+    sed 's/^/    /' "$out"
+    cleanup
+}
+
+for suite in "$@"; do
+    run_suite "$suite"
+done
+exit 0
