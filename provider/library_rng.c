@@ -49,15 +49,31 @@
  * the primary included, and the decision is taken again each time.  Once
  * RAND_set_DRBG_type refuses (the primary exists), it is closed.
  *
- * RAND_set_DRBG_type frees and replaces libcrypto's strings without a
- * lock.  Our calls are serialized by |lock| and made only when the
- * decision flips; libcrypto reads the strings under its RAND lock, which
- * the primary's own SEED-SRC fetch (and so our query) runs inside.
+ * Nor are queries enough to give the name back: an application that
+ * fetched CHACHA20-DRBG alone and then unloads chacharng is never queried
+ * again, and its RAND_bytes with the default provider would ask for a
+ * CHACHA20-DRBG nobody offers.  So chacharng also registers the core's
+ * provider callbacks (the ones child library contexts are built on):
+ * libcrypto calls them when any provider of the context is activated, and
+ * when one is deactivated, ourselves included.  Either event gives the name
+ * back; the next query decides again.
+ *
+ * Locking: the core calls those callbacks holding its provider-store lock,
+ * and OSSL_PROVIDER_do_all takes it, so |lock| is never held across
+ * do_all.  A query that saw "alone" applies it only if no event came in
+ * between (|events| unchanged).  RAND_set_DRBG_type frees and replaces
+ * libcrypto's strings without a lock: our calls are serialized by |lock|
+ * and made only when the decision flips; libcrypto reads the strings under
+ * its RAND lock, inside which the primary's own SEED-SRC fetch (and so our
+ * query) runs.
  */
 
 struct chacharng_library_rng {
     pthread_mutex_t lock;
     OSSL_LIB_CTX *libctx; /* our own libcrypto's default context */
+    const OSSL_CORE_HANDLE *handle;
+    OSSL_FUNC_provider_deregister_child_cb_fn *deregister;
+    unsigned long events; /* provider activations and our deactivation */
     int named;            /* CHACHA20-DRBG is the stored DRBG name, by us */
     int closed;           /* the primary exists: nothing left to decide */
     int debug;
@@ -147,18 +163,62 @@ static int config_has_random(void)
     return found;
 }
 
+static void set_name(struct chacharng_library_rng *lr, int want);
+
+/* An event that may end "alone": give the name back.  Takes lr->lock. */
+static void provider_event(struct chacharng_library_rng *lr)
+{
+    pthread_mutex_lock(&lr->lock);
+    lr->events++;
+    if (lr->named && !lr->closed)
+        set_name(lr, 0);
+    pthread_mutex_unlock(&lr->lock);
+}
+
+/* Core callback: |p| was activated in our library context. */
+static int provider_activated(const OSSL_CORE_HANDLE *p, void *cbdata)
+{
+    struct chacharng_library_rng *lr = cbdata;
+
+    if (p != lr->handle)
+        provider_event(lr);
+    return 1;
+}
+
+/* Core callback: |p| was deactivated; if it is us, we are gone. */
+static int provider_deactivated(const OSSL_CORE_HANDLE *p, void *cbdata)
+{
+    struct chacharng_library_rng *lr = cbdata;
+
+    if (p == lr->handle)
+        provider_event(lr);
+    return 1;
+}
+
+static int global_props_changed(const char *props, void *cbdata)
+{
+    return 1;
+}
+
 int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,
                                const OSSL_DISPATCH *in)
 {
     struct chacharng_library_rng *lr;
     OSSL_FUNC_core_get_libctx_fn *get_libctx = NULL;
+    OSSL_FUNC_provider_register_child_cb_fn *reg = NULL;
+    OSSL_FUNC_provider_deregister_child_cb_fn *dereg = NULL;
     OSSL_LIB_CTX *libctx = NULL;
     int debug = getenv("CHACHARNG_DEBUG") != NULL;
     const char *why = NULL;
 
-    for (; in != NULL && in->function_id != 0; in++)
+    for (; in != NULL && in->function_id != 0; in++) {
         if (in->function_id == OSSL_FUNC_CORE_GET_LIBCTX)
             get_libctx = OSSL_FUNC_core_get_libctx(in);
+        else if (in->function_id == OSSL_FUNC_PROVIDER_REGISTER_CHILD_CB)
+            reg = OSSL_FUNC_provider_register_child_cb(in);
+        else if (in->function_id == OSSL_FUNC_PROVIDER_DEREGISTER_CHILD_CB)
+            dereg = OSSL_FUNC_provider_deregister_child_cb(in);
+    }
     /* the order matters: nothing of ours touches a foreign core's context */
     if (!same_libcrypto(get_libctx))
         why = "loaded by a libcrypto other than the one chacharng is linked with";
@@ -170,6 +230,8 @@ int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,
         why = "activated from a config file";
     else if (config_has_random())
         why = "the config file has a random section";
+    else if (reg == NULL || dereg == NULL)
+        why = "the core has no provider callbacks";
     if (why != NULL) {
         if (debug)
             fprintf(stderr, "chacharng: library DRBG left alone (%s)\n", why);
@@ -181,7 +243,15 @@ int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,
         return 1; /* the provider works without it */
     }
     lr->libctx = libctx;
+    lr->handle = prov->handle;
     lr->debug = debug;
+    if (!reg(prov->handle, provider_activated, provider_deactivated,
+             global_props_changed, lr)) {
+        pthread_mutex_destroy(&lr->lock);
+        free(lr);
+        return 1;
+    }
+    lr->deregister = dereg;
     prov->library_rng = lr;
     return 1;
 }
@@ -241,13 +311,21 @@ static void set_name(struct chacharng_library_rng *lr, int want)
 int chacharng_library_rng_query(CHACHARNG_PROV_CTX *prov)
 {
     struct chacharng_library_rng *lr = prov->library_rng;
-    int open;
+    unsigned long events;
+    int open, want;
 
     if (lr == NULL)
         return 0;
     pthread_mutex_lock(&lr->lock);
-    if (!lr->closed && alone(prov, lr) != lr->named)
-        set_name(lr, !lr->named);
+    open = !lr->closed;
+    events = lr->events;
+    pthread_mutex_unlock(&lr->lock);
+    if (!open)
+        return 0;
+    want = alone(prov, lr); /* takes the core's store lock: not under ours */
+    pthread_mutex_lock(&lr->lock);
+    if (!lr->closed && lr->events == events && want != lr->named)
+        set_name(lr, want);
     open = !lr->closed;
     pthread_mutex_unlock(&lr->lock);
     return open;
@@ -259,6 +337,7 @@ void chacharng_library_rng_teardown(CHACHARNG_PROV_CTX *prov)
 
     if (lr == NULL)
         return;
+    lr->deregister(lr->handle);
     /* unloaded before any primary was made: do not leave our name behind */
     if (lr->named && !lr->closed)
         set_name(lr, 0);
