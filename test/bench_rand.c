@@ -26,6 +26,8 @@
 #include <openssl/err.h>
 #include <openssl/rand.h>
 
+#include "bench_cpu.h"
+
 #define MAX_THREADS 2
 #define REPEATS 5 /* best of */
 
@@ -246,7 +248,7 @@ int main(int argc, char **argv)
     const char *srcdir = ".";
     size_t i;
     int minor = (int)OPENSSL_version_minor();
-    char key[64];
+    char key[64], cpu[512];
 
     for (i = 1; i < (size_t)argc; i++) {
         if (strcmp(argv[i], "-q") == 0)
@@ -254,6 +256,8 @@ int main(int argc, char **argv)
         else
             srcdir = argv[i];
     }
+    bench_cpu_describe(cpu, sizeof(cpu));
+    printf("cpu: %s\n", cpu);
     printf("%s; %ld CPUs online; best of %d runs of %.2f s\n",
            OpenSSL_version(OPENSSL_VERSION), sysconf(_SC_NPROCESSORS_ONLN),
            REPEATS, run_seconds);

@@ -348,10 +348,10 @@ keeps_system() {
     run "$label-ca" "$cnf" -- req -x509 -new -key "$tmp/ks-ca.pem" \
         -subj "/CN=chacharng test CA" -days 2 -out "$tmp/$label-ca.pem"
     got=$(extensions "$label-ca")
-    succeeded && [ -n "$got" ] && [ "$got" = "$want" ] || {
+    if ! succeeded || [ -z "$got" ] || [ "$got" != "$want" ]; then
         why="extensions with the sample: ${got:-none}; with the system file: ${want:-none}"
         false
-    }
+    fi
     check "$label: req -x509 gives the system file's extensions (${list:-none})"
 
     run "$label-csr" "$cnf" -- req -new -key "$tmp/ks-leaf.pem" \
