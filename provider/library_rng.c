@@ -163,15 +163,16 @@ static int config_has_random(void)
     return found;
 }
 
-static void set_name(struct chacharng_library_rng *lr, int want);
+static void set_name(struct chacharng_library_rng *lr, int want,
+                     const char *why);
 
 /* An event that may end "alone": give the name back.  Takes lr->lock. */
-static void provider_event(struct chacharng_library_rng *lr)
+static void provider_event(struct chacharng_library_rng *lr, const char *why)
 {
     pthread_mutex_lock(&lr->lock);
     lr->events++;
     if (lr->named && !lr->closed)
-        set_name(lr, 0);
+        set_name(lr, 0, why);
     pthread_mutex_unlock(&lr->lock);
 }
 
@@ -181,7 +182,7 @@ static int provider_activated(const OSSL_CORE_HANDLE *p, void *cbdata)
     struct chacharng_library_rng *lr = cbdata;
 
     if (p != lr->handle)
-        provider_event(lr);
+        provider_event(lr, "another provider was activated");
     return 1;
 }
 
@@ -191,7 +192,7 @@ static int provider_deactivated(const OSSL_CORE_HANDLE *p, void *cbdata)
     struct chacharng_library_rng *lr = cbdata;
 
     if (p == lr->handle)
-        provider_event(lr);
+        provider_event(lr, "chacharng was deactivated");
     return 1;
 }
 
@@ -284,9 +285,11 @@ static int alone(const CHACHARNG_PROV_CTX *prov,
 
 /*
  * Make the stored DRBG name ours (|want| 1) or libcrypto's default again
- * (0).  Requires lr->lock.  A refusal means the primary exists.
+ * (0), because of |why| (for CHACHARNG_DEBUG).  Requires lr->lock.  A
+ * refusal means the primary exists.
  */
-static void set_name(struct chacharng_library_rng *lr, int want)
+static void set_name(struct chacharng_library_rng *lr, int want,
+                     const char *why)
 {
     int ok;
 
@@ -303,9 +306,10 @@ static void set_name(struct chacharng_library_rng *lr, int want)
     }
     lr->named = want;
     if (lr->debug)
-        fprintf(stderr, "chacharng: %s\n",
-                want ? "CHACHA20-DRBG named as the library DRBG (the only provider)"
-                     : "library DRBG name given back (another provider is active)");
+        fprintf(stderr, "chacharng: %s (%s)\n",
+                want ? "CHACHA20-DRBG named as the library DRBG"
+                     : "library DRBG name given back",
+                why);
 }
 
 int chacharng_library_rng_query(CHACHARNG_PROV_CTX *prov)
@@ -325,7 +329,8 @@ int chacharng_library_rng_query(CHACHARNG_PROV_CTX *prov)
     want = alone(prov, lr); /* takes the core's store lock: not under ours */
     pthread_mutex_lock(&lr->lock);
     if (!lr->closed && lr->events == events && want != lr->named)
-        set_name(lr, want);
+        set_name(lr, want, want ? "the only provider"
+                                : "another provider is active");
     open = !lr->closed;
     pthread_mutex_unlock(&lr->lock);
     return open;
@@ -340,7 +345,7 @@ void chacharng_library_rng_teardown(CHACHARNG_PROV_CTX *prov)
     lr->deregister(lr->handle);
     /* unloaded before any primary was made: do not leave our name behind */
     if (lr->named && !lr->closed)
-        set_name(lr, 0);
+        set_name(lr, 0, "chacharng was unloaded");
     pthread_mutex_destroy(&lr->lock);
     free(lr);
     prov->library_rng = NULL;
