@@ -126,7 +126,15 @@ static OSSL_LIB_CTX *default_libctx(const OSSL_CORE_HANDLE *handle,
     return NULL;
 }
 
-/* 1 if our section of a config file says `activate` (whatever its value). */
+/*
+ * 1 if a config file activated us.  libcrypto's provider config module
+ * hands every key of the provider's section to core_get_params, the
+ * `activate` key included, and nothing else sets that key: so a config
+ * activation is exactly "core_get_params knows `activate`" (whatever its
+ * value; 3.0 activates on any).  A section that only defines chacharng for
+ * a later OSSL_PROVIDER_load has no `activate`, and that load is the
+ * application's, as on the command line.
+ */
 static int activated_by_config(const CHACHARNG_PROV_CTX *prov)
 {
     char *value = NULL;
