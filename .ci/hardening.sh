@@ -103,7 +103,7 @@ run_stage() {
         }
         # the tests that run threads, as far as this tree has them
         tests=
-        for t in test/t_threads test/t_zeroize test/t_library; do
+        for t in test/t_threads test/t_zeroize test/t_library test/t_library_rng; do
             grep -q "$t\b" "$dir/Makefile.am" && tests="$tests $t"
         done
         (cd "$dir" \

@@ -130,6 +130,31 @@ if [ -z "$quick" ]; then
     fi
     rm -rf "$matrix_dir"
 
+    # --- the installed module, as typed: `make install` of the tarball into
+    # a throw-away overlay of each chroot (never this host), then the
+    # literal `openssl rand -provider chacharng` and the library-DRBG cases
+    note "installed module: OpenSSL 3.0 / 3.5 / 3.6 (Debian bookworm / trixie / sid chroots)"
+    inst_dir=$(mktemp -d)
+    tarballs=(chacharng-*.tar.xz)
+    [ -f "${tarballs[0]}" ] || { make dist >/dev/null; tarballs=(chacharng-*.tar.xz); }
+    if [ -f "${tarballs[0]}" ]; then
+        bash .ci/chroot-install.sh "${tarballs[0]}" "$inst_dir" \
+            bookworm trixie sid
+        for suite in bookworm trixie sid; do
+            ver=$(sed -n 's/^OpenSSL \([0-9.]*\).*/\1/p' \
+                "$inst_dir/$suite.version" 2>/dev/null)
+            stage="installed module (OpenSSL ${ver:-?}, Debian $suite chroot)"
+            if [ -f "$inst_dir/$suite.skip" ]; then
+                skip "$stage" "$(cat "$inst_dir/$suite.skip")"
+            else
+                count_log "$stage" "$inst_dir/$suite.log"
+            fi
+        done
+    else
+        check "make dist (for the installed-module stage)" false
+    fi
+    rm -rf "$inst_dir"
+
     # --- hardening: sanitizers, valgrind, ThreadSanitizer, fuzzing -------
     # Each stage builds the tarball in a directory of its own and is
     # bounded in time (.ci/hardening.sh); the stage name shows its time.

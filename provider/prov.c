@@ -91,8 +91,12 @@ static const OSSL_ALGORITHM *chacharng_prov_query(void *provctx,
                                                   int operation_id,
                                                   int *no_cache)
 {
-    *no_cache = 0;
-    return operation_id == OSSL_OP_RAND ? rand_algorithms : NULL;
+    if (operation_id != OSSL_OP_RAND) {
+        *no_cache = 0;
+        return NULL;
+    }
+    *no_cache = chacharng_library_rng_query(provctx);
+    return rand_algorithms;
 }
 
 static const OSSL_PARAM prov_gettable[] = {
@@ -152,6 +156,7 @@ static int chacharng_prov_get_params(void *vprov, OSSL_PARAM params[])
 
 static void chacharng_prov_teardown(void *vprov)
 {
+    chacharng_library_rng_teardown(vprov);
     chacharng_random_teardown(vprov);
     free(vprov);
 }
@@ -236,10 +241,12 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
     CHACHARNG_PROV_CTX *prov = calloc(1, sizeof(*prov));
     chacharng_get_entropy_fn *get_entropy = NULL, *get_user_entropy = NULL;
     chacharng_cleanup_entropy_fn *cleanup = NULL, *cleanup_user = NULL;
+    const OSSL_DISPATCH *in_start;
 
     if (prov == NULL)
         return 0;
     prov->handle = handle;
+    in_start = in;
     for (; in != NULL && in->function_id != 0; in++) {
         switch (in->function_id) {
         case OSSL_FUNC_CORE_GET_PARAMS:
@@ -284,6 +291,7 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
         free(prov);
         return 0;
     }
+    chacharng_library_rng_init(prov, in_start);
     *out = prov_functions;
     *provctx = prov;
     return 1;

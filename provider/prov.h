@@ -42,6 +42,7 @@ enum chacharng_kmix {
 };
 
 struct rb_thread;
+struct chacharng_library_rng;
 
 typedef struct chacharng_prov_ctx {
     const OSSL_CORE_HANDLE *handle;
@@ -60,6 +61,7 @@ typedef struct chacharng_prov_ctx {
     OSSL_FUNC_core_vset_error_fn *core_vset_error;
     chacharng_get_entropy_fn *get_entropy;
     chacharng_cleanup_entropy_fn *cleanup_entropy;
+    struct chacharng_library_rng *library_rng; /* NULL: never the library DRBG */
 } CHACHARNG_PROV_CTX;
 
 typedef struct chacharng_rand_ctx {
@@ -204,5 +206,27 @@ chacharng_random_bytes_fn chacharng_random_bytes;
 int chacharng_random_init(CHACHARNG_PROV_CTX *prov);
 /* Wipe and unmap every thread's generators of |prov| (provider teardown). */
 void chacharng_random_teardown(CHACHARNG_PROV_CTX *prov);
+
+
+/* ------------------------------------------------------------------------
+ * library_rng.c: CHACHA20-DRBG as the library DRBG of `-provider chacharng`
+ * alone (DESIGN.md sec. 8)
+ * ------------------------------------------------------------------------ */
+/*
+ * Decide, from the core's upcalls |in|, whether |prov| may ever name
+ * CHACHA20-DRBG as its library context's DRBG.  Always returns 1: the
+ * provider works either way.
+ */
+int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,
+                               const OSSL_DISPATCH *in);
+/*
+ * Called on every OSSL_OP_RAND query: name CHACHA20-DRBG while |prov| is
+ * the only active provider and the primary DRBG does not exist, give the
+ * name back when another provider is active.  Returns the no_cache answer:
+ * 1 while the decision is still open.
+ */
+int chacharng_library_rng_query(CHACHARNG_PROV_CTX *prov);
+/* Give back a name that no primary DRBG used yet; free the state. */
+void chacharng_library_rng_teardown(CHACHARNG_PROV_CTX *prov);
 
 #endif

@@ -34,6 +34,7 @@
 #include <openssl/provider.h>
 #include <openssl/rand.h>
 
+#include "bench_cpu.h"
 #include "chacha.h"
 
 #define DRBG_STRENGTH 256
@@ -71,7 +72,8 @@ static const struct row {
     { "word", 4 },       { "buf(16)", 16 },   { "buf(32)", 32 },
     { "buf(48)", 48 },   { "buf(64)", 64 },   { "buf(80)", 80 },
     { "buf(96)", 96 },   { "buf(112)", 112 }, { "buf(128)", 128 },
-    { "1 KiB", 1024 },   { "64 KiB", 65536 }, { "1 MiB", MAX_LEN },
+    { "1 KiB", 1024 },   { "16 KiB", 16384 }, { "64 KiB", 65536 },
+    { "1 MiB", MAX_LEN },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -166,35 +168,6 @@ static uint64_t read_tsc(void)
 
 static int tsc_usable;
 
-/* The text after "|key<spaces>: " in the first matching /proc/cpuinfo line. */
-static int cpuinfo_field(const char *key, char *out, size_t n)
-{
-    char line[4096];
-    size_t klen = strlen(key);
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    int found = 0;
-
-    if (f == NULL)
-        return 0;
-    while (!found && fgets(line, sizeof(line), f) != NULL) {
-        char *p = line + klen;
-
-        if (strncmp(line, key, klen) != 0 || (*p != ' ' && *p != '\t'
-                                              && *p != ':'))
-            continue;
-        p = strchr(line, ':');
-        if (p == NULL)
-            continue;
-        for (p++; *p == ' '; p++)
-            continue;
-        p[strcspn(p, "\n")] = '\0';
-        snprintf(out, n, "%s", p);
-        found = 1;
-    }
-    fclose(f);
-    return found;
-}
-
 static int has_flag(const char *flags, const char *flag)
 {
     size_t len = strlen(flag);
@@ -213,7 +186,7 @@ static int tsc_check(void)
     char flags[4096];
 
 #if defined(__x86_64__)
-    if (cpuinfo_field("flags", flags, sizeof(flags))
+    if (bench_cpuinfo_field("flags", flags, sizeof(flags))
         && has_flag(flags, "constant_tsc") && has_flag(flags, "nonstop_tsc"))
         return 1;
 #else
@@ -744,14 +717,12 @@ static size_t row_index(size_t len)
 static void print_header(const char *conf, const char *provider_impl)
 {
     const struct chacha_impl *list;
-    char cpu[256], date[64];
+    char cpu[512], date[64];
     struct utsname un;
     time_t t = time(NULL);
     size_t n, i;
 
-    if (!cpuinfo_field("model name", cpu, sizeof(cpu))
-        && !cpuinfo_field("Model", cpu, sizeof(cpu)))
-        snprintf(cpu, sizeof(cpu), "unknown");
+    bench_cpu_describe(cpu, sizeof(cpu));
     if (strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z",
                  localtime(&t)) == 0)
         snprintf(date, sizeof(date), "unknown");

@@ -35,6 +35,7 @@
 #ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
 #define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
 #endif
+#include "bench_cpu.h"
 
 #define MAX_THREADS 2
 #define REPEATS 5 /* best of */
@@ -312,6 +313,7 @@ int main(int argc, char **argv)
     int minor = (int)OPENSSL_version_minor();
     char key[64], what[64];
     const char *fn;
+    char key[64], cpu[512];
 
     for (i = 1; i < (size_t)argc; i++) {
         if (strcmp(argv[i], "-q") == 0)
@@ -319,6 +321,8 @@ int main(int argc, char **argv)
         else
             srcdir = argv[i];
     }
+    bench_cpu_describe(cpu, sizeof(cpu));
+    printf("cpu: %s\n", cpu);
     printf("%s; %ld CPUs online; best of %d runs of %.2f s\n",
            OpenSSL_version(OPENSSL_VERSION), sysconf(_SC_NPROCESSORS_ONLN),
            REPEATS, run_seconds);

@@ -28,7 +28,7 @@ unset CHACHARNG_DEBUG
 # OPENSSL may be "emulator path/to/openssl": split it into words once.
 read -r -a ossl_cmd <<<"$OPENSSL"
 moddir=$OPENSSL_MODULES
-sample=$abs_top_srcdir/openssl.cnf.sample
+sample=$abs_top_builddir/openssl.cnf.sample
 fixtures=$abs_top_srcdir/test/cli
 forced=${CHACHARNG_IMPL-}
 all_kernels="generic sse2 avx2 avx512 neon"
@@ -477,6 +477,73 @@ status_fail && has envbad err "nosuch-kernel" &&
 verdict envbad "CHACHARNG_IMPL=nosuch-kernel: list -providers -provider chacharng fails naming the kernel"
 
 # ------------------------------------------------------------------------
+# 8b. The literal command (DESIGN.md section 8): no config at all, chacharng
+#     the only provider, so it names CHACHA20-DRBG as the library DRBG;
+#     in every other case libcrypto or the config keeps its choice.
+# ------------------------------------------------------------------------
+# instances_are TAG ALG@PROV: primary, public and private all show it.
+instances_are() {
+    local n
+
+    n=$(grep -Ec "^[ \t]+$2\$" "$tmp/$1.out")
+    [ "$n" -eq 3 ] || { why="$2 shown $n times, expected 3"; return 1; }
+}
+
+run lit OPENSSL_CONF="$empty" CHACHARNG_DEBUG=1 -- \
+    rand -provider chacharng -hex 32
+status_ok && hex_line lit 64 &&
+    has lit err "^chacharng: CHACHA20-DRBG named as the library DRBG"
+verdict lit "rand -provider chacharng -hex 32, no config, OPENSSL_MODULES: 64 hex digits from CHACHA20-DRBG"
+
+run litpp -u OPENSSL_MODULES OPENSSL_CONF="$empty" -- \
+    rand -provider-path "$moddir" -provider chacharng -hex 32
+status_ok && hex_line litpp 64
+verdict litpp "rand -provider-path DIR -provider chacharng -hex 32 (no OPENSSL_MODULES): 64 hex digits"
+
+run litinst OPENSSL_CONF="$empty" -- list -random-instances -provider chacharng
+status_ok && instances litinst "$forced"
+verdict litinst "list -random-instances -provider chacharng: CHACHA20-DRBG @ chacharng for primary, public, private"
+
+run litcd OPENSSL_CONF="$empty" -- \
+    list -random-instances -provider chacharng -provider default
+status_ok && instances_are litcd "CTR-DRBG @ default" && lacks litcd out "@ chacharng"
+verdict litcd "-provider chacharng -provider default: the library DRBG stays CTR-DRBG @ default"
+
+run litdc OPENSSL_CONF="$empty" -- \
+    list -random-instances -provider default -provider chacharng
+status_ok && instances_are litdc "CTR-DRBG @ default" && lacks litdc out "@ chacharng"
+verdict litdc "-provider default -provider chacharng: the library DRBG stays CTR-DRBG @ default"
+
+run litdr OPENSSL_CONF="$empty" -- \
+    rand -provider chacharng -provider default -hex 16
+status_ok && hex_line litdr 32
+verdict litdr "rand -provider chacharng -provider default -hex 16 works (CTR-DRBG)"
+
+run litno OPENSSL_CONF="$empty" CHACHARNG_LIBRARY_RNG=no -- \
+    rand -provider chacharng -hex 16
+status_fail && empty_out litno && has litno err "CTR-DRBG"
+verdict litno "CHACHARNG_LIBRARY_RNG=no: rand -provider chacharng fails asking for CTR-DRBG"
+
+# A config with its own [random] section decides, even with chacharng
+# loaded from the command line.
+cfg_random=$tmp/random-hash.cnf
+printf '%s\n' 'openssl_conf = init' '[init]' 'random = rand_sect' \
+    '[rand_sect]' 'random = HASH-DRBG' 'digest = SHA256' >"$cfg_random"
+run litcfgr OPENSSL_CONF="$cfg_random" -- rand -provider chacharng -hex 16
+status_fail && empty_out litcfgr && has litcfgr err "HASH-DRBG"
+verdict litcfgr "config [random] random = HASH-DRBG, -provider chacharng: rand asks for HASH-DRBG, not chacharng"
+
+# Activated from a config file without a [random] section: the config
+# decides, so libcrypto keeps CTR-DRBG (and fails with nothing to supply it).
+cfg_only=$tmp/only-chacharng.cnf
+printf '%s\n' 'openssl_conf = init' '[init]' 'providers = prov_sect' \
+    '[prov_sect]' 'chacharng = cc_sect' '[cc_sect]' 'activate = 1' >"$cfg_only"
+run litcfga OPENSSL_CONF="$cfg_only" CHACHARNG_DEBUG=1 -- rand -hex 16
+status_fail && empty_out litcfga && has litcfga err "CTR-DRBG" &&
+    has litcfga err "left alone \(activated from a config file\)"
+verdict litcfga "chacharng activated by a config without [random]: never named, rand asks for CTR-DRBG"
+
+# ------------------------------------------------------------------------
 # 9. Each kernel the build has, forced through CHACHARNG_IMPL.
 # ------------------------------------------------------------------------
 if [ -n "$forced" ]; then
@@ -521,6 +588,11 @@ for k in $kernels; do
         rand 1048577
     status_ok && size_is "k-$k-big" 1048577
     verdict "k-$k-big" "[$k] rand 1048577 gives exactly 1048577 bytes"
+
+    run "k-$k-lit" OPENSSL_CONF="$empty" CHACHARNG_IMPL="$k" -- \
+        list -random-instances -provider chacharng
+    status_ok && instances "k-$k-lit" "$k"
+    verdict "k-$k-lit" "[$k] list -random-instances -provider chacharng, no config: all three use $k"
 done
 
 echo "1..$points"

@@ -48,7 +48,7 @@
 #define TD_THREADS 4     /* threads alive across provider teardown */
 #define BIG (3 * ((size_t)1 << 20) + 100) /* crosses max_request twice */
 
-static const char *srcdir;
+static const char *builddir;
 static int have_wf;      /* the kernel honours MADV_WIPEONFORK */
 static long gen_bytes;   /* mapped bytes of one generator */
 
@@ -206,13 +206,13 @@ static int openssl_at_least(unsigned int major, unsigned int minor)
                && OPENSSL_version_minor() >= minor);
 }
 
-static char *path_in_srcdir(const char *name)
+static char *path_in_builddir(const char *name)
 {
-    size_t n = strlen(srcdir) + strlen(name) + 2;
+    size_t n = strlen(builddir) + strlen(name) + 2;
     char *p = malloc(n);
 
     if (p != NULL)
-        snprintf(p, n, "%s/%s", srcdir, name);
+        snprintf(p, n, "%s/%s", builddir, name);
     return p;
 }
 
@@ -538,7 +538,7 @@ static void test_chain(void)
 
 static void part_chain(void)
 {
-    char *sample = path_in_srcdir("openssl.cnf.sample");
+    char *sample = path_in_builddir("openssl.cnf.sample");
     OPENSSL_INIT_SETTINGS *set = OPENSSL_INIT_new();
     int ok;
 
@@ -810,7 +810,7 @@ static void part_random_provider(void)
                     OPENSSL_version_minor());
         return;
     }
-    sample = path_in_srcdir("openssl-random-provider.cnf.sample");
+    sample = path_in_builddir("openssl-random-provider.cnf.sample");
     lc = sample != NULL ? ctx_from_config(sample) : NULL;
     if (!TU_OK(lc != NULL, "random provider: the sample loads into a new "
                            "library context (config_diagnostics = 1)")) {
@@ -835,9 +835,9 @@ static void body(void)
 {
     long pg = sysconf(_SC_PAGESIZE);
 
-    srcdir = getenv("abs_top_srcdir");
-    if (srcdir == NULL)
-        srcdir = ".";
+    builddir = getenv("abs_top_builddir");
+    if (builddir == NULL)
+        builddir = ".";
     have_wf = chacha_secpage_madvise_works() && wf_bytes() >= 0;
     gen_bytes = ((long)sizeof(struct chacha_drbg_secret) + pg - 1) / pg * pg;
     tu_diag("%s; generator pages %ld bytes; wipe-on-fork %s",

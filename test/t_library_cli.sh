@@ -22,8 +22,8 @@ export OPENSSL_MODULES
 unset CHACHARNG_DEBUG CHACHARNG_IMPL
 
 read -r -a ossl_cmd <<<"$OPENSSL"
-sample=$abs_top_srcdir/openssl.cnf.sample
-rp_sample=$abs_top_srcdir/openssl-random-provider.cnf.sample
+sample=$abs_top_builddir/openssl.cnf.sample
+rp_sample=$abs_top_builddir/openssl-random-provider.cnf.sample
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/chacharng-lib.XXXXXX") || {
     echo "Bail out! cannot create a temporary directory"
@@ -266,7 +266,7 @@ activate = 1
 printf '%s\nrandom_provider = chacharng\n' "$only_head" >"$tmp/only.cnf"
 printf '%s\n' "$only_head" >"$tmp/none.cnf"
 # the sample with its two [openssl_init] lines the other way round
-awk '/^random = random_sect$/ { held = $0; next }
+awk '/^random = chacharng_random_sect$/ { held = $0; next }
      { print }
      /^providers = provider_sect$/ && held != "" { print held; held = "" }' \
     "$rp_sample" >"$tmp/swapped.cnf"
@@ -313,6 +313,98 @@ else
     else
         diag "random after providers: rand fails on OpenSSL $major.$minor:"
         show "$tmp/swapped.err"
+    fi
+fi
+
+# ------------------------------------------------------------------------
+# The samples keep the system configuration (they include the openssl.cnf
+# of `openssl version -d`): req -x509 gives the same extensions as with
+# the system file, a CA made that way verifies a leaf it signed, and the
+# part meant for merging, appended to a copy of the system file, works
+# there without including itself.
+# ------------------------------------------------------------------------
+run osdir "$tmp/empty.cnf" -- version -d
+sysdir=$(sed -n 's/^OPENSSLDIR: "\(.*\)"$/\1/p' "$tmp/osdir.out")
+syscnf=$sysdir/openssl.cnf
+
+# extensions TAG: the X509v3 extension names of $tmp/TAG.pem, one a line.
+extensions() {
+    env OPENSSL_CONF="$tmp/empty.cnf" "${ossl_cmd[@]}" x509 -in "$tmp/$1.pem" \
+        -noout -text 2>/dev/null |
+        sed -n 's/^ *\(X509v3 [A-Za-z ]*\):.*/\1/p' | sort
+}
+
+# keeps_system CONFIG LABEL
+keeps_system() {
+    local cnf=$1 label=$2 want got list
+
+    grep -qxF ".include $syscnf" "$cnf"
+    check "$label: includes $syscnf, the file openssl version -d names"
+
+    run "$label-sysca" "$syscnf" -- req -x509 -new -key "$tmp/ks-ca.pem" \
+        -subj "/CN=chacharng test CA" -days 2 -out "$tmp/$label-sysca.pem"
+    want=$(extensions "$label-sysca")
+    list=$(echo "$want" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+    run "$label-ca" "$cnf" -- req -x509 -new -key "$tmp/ks-ca.pem" \
+        -subj "/CN=chacharng test CA" -days 2 -out "$tmp/$label-ca.pem"
+    got=$(extensions "$label-ca")
+    if ! succeeded || [ -z "$got" ] || [ "$got" != "$want" ]; then
+        why="extensions with the sample: ${got:-none}; with the system file: ${want:-none}"
+        false
+    fi
+    check "$label: req -x509 gives the system file's extensions (${list:-none})"
+
+    run "$label-csr" "$cnf" -- req -new -key "$tmp/ks-leaf.pem" \
+        -subj "/CN=leaf.example" -out "$tmp/$label-leaf.csr" &&
+        run "$label-sign" "$cnf" -- x509 -req -in "$tmp/$label-leaf.csr" \
+            -CA "$tmp/$label-ca.pem" -CAkey "$tmp/ks-ca.pem" -days 1 \
+            -extfile "$tmp/leaf-ext.cnf" -out "$tmp/$label-leaf.pem" &&
+        run "$label-leafv" "$cnf" -- verify -CAfile "$tmp/$label-ca.pem" \
+            "$tmp/$label-leaf.pem"
+    succeeded && has "$label-leafv" out ": OK$"
+    check "$label: a leaf signed by that CA verifies"
+
+    # the merge: the system file, then the sample from its marker on
+    cp "$syscnf" "$tmp/$label-merged.cnf" &&
+        sed -n '/^# ---- chacharng: merge from here/,$p' "$cnf" \
+            >>"$tmp/$label-merged.cnf"
+    run "$label-minst" "$tmp/$label-merged.cnf" -- list -random-instances
+    succeeded && count "$label-minst" '^[ \t]+CHACHA20-DRBG @ chacharng$' 3 &&
+        ! grep -q "^\.include.*$(basename "$syscnf")" "$tmp/$label-merged.cnf"
+    check "$label: its merge part appended to the system file: CHACHA20-DRBG three times, no include of itself"
+
+    run "$label-mca" "$tmp/$label-merged.cnf" -- req -x509 -new \
+        -key "$tmp/ks-ca.pem" -subj "/CN=chacharng test CA" -days 2 \
+        -out "$tmp/$label-mca.pem"
+    got=$(extensions "$label-mca")
+    succeeded && [ "$got" = "$want" ]
+    check "$label: the merged system file keeps its req -x509 extensions"
+}
+
+if [ -z "$sysdir" ] || [ ! -r "$syscnf" ]; then
+    for what in include extensions leaf merge merge-ext; do
+        skip "samples keep the system config ($what): no $syscnf here"
+    done
+else
+    diag "system configuration: $syscnf"
+    # a leaf as a server's: v3, not a CA, with a name
+    printf '%s\n' 'basicConstraints = CA:FALSE' \
+        'subjectAltName = DNS:leaf.example' >"$tmp/leaf-ext.cnf"
+    run ks-ca "$tmp/empty.cnf" -- genpkey -algorithm EC \
+        -pkeyopt ec_paramgen_curve:P-256 -out "$tmp/ks-ca.pem"
+    run ks-leaf "$tmp/empty.cnf" -- genpkey -algorithm EC \
+        -pkeyopt ec_paramgen_curve:P-256 -out "$tmp/ks-leaf.pem"
+    keeps_system "$sample" "openssl.cnf.sample"
+    if [ -n "$has_rp" ]; then
+        keeps_system "$rp_sample" "random-provider sample"
+        run rp-mdbg "$tmp/random-provider sample-merged.cnf" \
+            CHACHARNG_DEBUG=1 -- rand -hex 16
+        succeeded && has rp-mdbg err "^chacharng: random provider path in use$"
+        check "random-provider merge part in the system file: random before providers holds, rand goes through random_bytes"
+    else
+        for what in include extensions leaf merge merge-ext merge-rp; do
+            skip "random-provider sample keeps the system config ($what): $no_rp"
+        done
     fi
 fi
 

@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * When chacharng names CHACHA20-DRBG as the library DRBG of the default
+ * library context (provider/library_rng.c, DESIGN.md section 8), and when
+ * it must not: every scenario an application can run into, each in a
+ * process of its own (libcrypto's RAND state lives once per process), as
+ * this program re-executed with the scenario's name.  A scenario exits 0
+ * when libcrypto ended up with the generator it should have, 1 otherwise,
+ * and says on stderr what it saw.
+ *
+ * The decision does not depend on the ChaCha20 kernel, so this runs once,
+ * not per kernel.  It needs OPENSSL_MODULES pointing at the built module
+ * (make check sets it).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <openssl/core_dispatch.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/provider.h>
+#include <openssl/rand.h>
+
+#include "testutil.h"
+
+#define TWO_THREAD_ROUNDS 100
+
+static const char *self;   /* this program, to re-execute */
+
+/* ------------------------------------------------------------------------
+ * What a scenario checks, in its own process
+ * ------------------------------------------------------------------------ */
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static OSSL_PROVIDER *load(OSSL_LIB_CTX *lc, const char *name)
+{
+    OSSL_PROVIDER *p = OSSL_PROVIDER_load(lc, name);
+
+    if (p == NULL) {
+        say("cannot load %s", name);
+        ERR_print_errors_fp(stderr);
+    }
+    return p;
+}
+
+/* "ALG @ PROVIDER" of |ctx| into |buf|. */
+static const char *describe(EVP_RAND_CTX *ctx, char *buf, size_t len)
+{
+    EVP_RAND *r = ctx != NULL ? EVP_RAND_CTX_get0_rand(ctx) : NULL;
+
+    if (r == NULL)
+        snprintf(buf, len, "(none)");
+    else
+        snprintf(buf, len, "%s @ %s", EVP_RAND_get0_name(r),
+                 OSSL_PROVIDER_get0_name(EVP_RAND_get0_provider(r)));
+    return buf;
+}
+
+/*
+ * RAND_bytes and RAND_priv_bytes on |lc| succeed, and the primary, public
+ * and private DRBGs are all |want| ("ALG @ PROVIDER").
+ */
+static int library_drbg_is(OSSL_LIB_CTX *lc, const char *want)
+{
+    unsigned char buf[32];
+    EVP_RAND_CTX *ctxs[3];
+    const char *names[3] = { "primary", "public", "private" };
+    char got[128];
+    int i, ok = 1;
+
+    if (RAND_bytes_ex(lc, buf, sizeof(buf), 0) <= 0
+        || RAND_priv_bytes_ex(lc, buf, sizeof(buf), 0) <= 0) {
+        say("RAND_bytes failed:");
+        ERR_print_errors_fp(stderr);
+        return 0;
+    }
+    ctxs[0] = RAND_get0_primary(lc);
+    ctxs[1] = RAND_get0_public(lc);
+    ctxs[2] = RAND_get0_private(lc);
+    for (i = 0; i < 3; i++) {
+        describe(ctxs[i], got, sizeof(got));
+        if (strcmp(got, want) != 0) {
+            say("%s DRBG is %s, expected %s", names[i], got, want);
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
+/* RAND_bytes on |lc| fails: nothing took the library DRBG over. */
+static int rand_fails(OSSL_LIB_CTX *lc)
+{
+    unsigned char buf[16];
+    char got[128];
+
+    if (RAND_bytes_ex(lc, buf, sizeof(buf), 0) > 0) {
+        say("RAND_bytes succeeded from %s; it must fail",
+            describe(RAND_get0_primary(lc), got, sizeof(got)));
+        return 0;
+    }
+    ERR_clear_error();
+    return 1;
+}
+
+/* An explicit CHACHA20-DRBG context on |lc| generates. */
+static int explicit_fetch_works(OSSL_LIB_CTX *lc)
+{
+    EVP_RAND *r = EVP_RAND_fetch(lc, "CHACHA20-DRBG", "provider=chacharng");
+    EVP_RAND_CTX *ctx = r != NULL ? EVP_RAND_CTX_new(r, NULL) : NULL;
+    unsigned char buf[32];
+    int ok = ctx != NULL && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL)
+             && EVP_RAND_generate(ctx, buf, sizeof(buf), 256, 0, NULL, 0);
+
+    if (!ok) {
+        say("explicit CHACHA20-DRBG fetch or generate failed");
+        ERR_print_errors_fp(stderr);
+    }
+    EVP_RAND_CTX_free(ctx);
+    EVP_RAND_free(r);
+    return ok;
+}
+
+/* The C example of README.md, as printed there (it unloads at the end). */
+static int readme_example(int unload)
+{
+    OSSL_PROVIDER *prov = OSSL_PROVIDER_load(NULL, "chacharng");
+    EVP_RAND *rand = EVP_RAND_fetch(NULL, "CHACHA20-DRBG", "provider=chacharng");
+    EVP_RAND_CTX *ctx = EVP_RAND_CTX_new(rand, NULL);
+    unsigned char buf[32];
+    int ok;
+
+    EVP_RAND_free(rand);
+    ok = ctx != NULL && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL)
+         && EVP_RAND_generate(ctx, buf, sizeof(buf), 256, 0, NULL, 0);
+    EVP_RAND_CTX_free(ctx);
+    if (unload)
+        OSSL_PROVIDER_unload(prov);
+    if (!ok)
+        say("the README example failed");
+    return ok;
+}
+
+#define CHACHA "CHACHA20-DRBG @ chacharng"
+#define CTR "CTR-DRBG @ default"
+
+static int sc_alone(void)
+{
+    return load(NULL, "chacharng") != NULL && library_drbg_is(NULL, CHACHA);
+}
+
+static int sc_default_first(void)
+{
+    return load(NULL, "default") != NULL && load(NULL, "chacharng") != NULL
+           && explicit_fetch_works(NULL) && library_drbg_is(NULL, CTR);
+}
+
+static int sc_chacharng_first(void)
+{
+    return load(NULL, "chacharng") != NULL && load(NULL, "default") != NULL
+           && explicit_fetch_works(NULL) && library_drbg_is(NULL, CTR);
+}
+
+/* chacharng alone at the first RAND query, default loaded afterwards */
+static int sc_readme_then_default(void)
+{
+    return readme_example(1) && load(NULL, "default") != NULL
+           && library_drbg_is(NULL, CTR);
+}
+
+static int sc_readme_kept_then_default(void)
+{
+    return readme_example(0) && load(NULL, "default") != NULL
+           && library_drbg_is(NULL, CTR);
+}
+
+/* the implicit default provider is activated by any fetch */
+static int sc_implicit_default_first(void)
+{
+    EVP_MD *md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    int ok = md != NULL;
+
+    EVP_MD_free(md);
+    return ok && load(NULL, "chacharng") != NULL
+           && library_drbg_is(NULL, CTR);
+}
+
+static int sc_try_load_retain(void)
+{
+    return OSSL_PROVIDER_try_load(NULL, "chacharng", 1) != NULL
+           && library_drbg_is(NULL, CTR);
+}
+
+static int sc_rand_before_load(void)
+{
+    unsigned char buf[16];
+
+    return RAND_bytes(buf, sizeof(buf)) > 0 && load(NULL, "chacharng") != NULL
+           && library_drbg_is(NULL, CTR);
+}
+
+static int sc_opt_out(void)
+{
+    return load(NULL, "chacharng") != NULL && rand_fails(NULL)
+           && explicit_fetch_works(NULL);
+}
+
+/* unloaded before any RAND_bytes: the name it took must not outlive it */
+static int sc_unloaded_alone(void)
+{
+    return readme_example(1) && rand_fails(NULL)
+           && load(NULL, "default") != NULL && library_drbg_is(NULL, CTR);
+}
+
+static int sc_private_ctx(void)
+{
+    OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
+    int ok = lc != NULL && load(lc, "chacharng") != NULL && rand_fails(lc)
+             && explicit_fetch_works(lc)
+             /* and the default context is untouched */
+             && library_drbg_is(NULL, CTR);
+
+    OSSL_LIB_CTX_free(lc);
+    return ok;
+}
+
+/*
+ * A child library context is made by a provider; this builtin one makes
+ * one at init, so chacharng (loaded before it) gets a child instance.
+ */
+static OSSL_LIB_CTX *child;
+
+static void childmaker_teardown(void *provctx)
+{
+    OSSL_LIB_CTX_free(provctx);
+}
+
+static const OSSL_DISPATCH childmaker_functions[] = {
+    { OSSL_FUNC_PROVIDER_TEARDOWN, (void (*)(void))childmaker_teardown },
+    { 0, NULL }
+};
+
+static int childmaker_init(const OSSL_CORE_HANDLE *handle,
+                           const OSSL_DISPATCH *in, const OSSL_DISPATCH **out,
+                           void **provctx)
+{
+    child = OSSL_LIB_CTX_new_child(handle, in);
+    if (child == NULL)
+        return 0;
+    *out = childmaker_functions;
+    *provctx = child;
+    return 1;
+}
+
+static int sc_child_ctx(void)
+{
+    OSSL_PROVIDER *cm;
+    int ok;
+
+    if (load(NULL, "chacharng") == NULL
+        || !OSSL_PROVIDER_add_builtin(NULL, "childmaker", childmaker_init)
+        || (cm = load(NULL, "childmaker")) == NULL)
+        return 0;
+    ok = explicit_fetch_works(child) && rand_fails(child);
+    OSSL_PROVIDER_unload(cm);
+    return ok;
+}
+
+struct racer {
+    pthread_barrier_t *start;
+    int ok;
+};
+
+static void *race(void *arg)
+{
+    struct racer *r = arg;
+    unsigned char buf[32];
+
+    pthread_barrier_wait(r->start);
+    r->ok = RAND_bytes(buf, sizeof(buf)) > 0;
+    return NULL;
+}
+
+/* two threads make the process's first RAND call at the same moment */
+static int sc_two_threads(void)
+{
+    pthread_barrier_t start;
+    struct racer r[2] = { { &start, 0 }, { &start, 0 } };
+    pthread_t t[2];
+    int i, ok = 1;
+
+    if (load(NULL, "chacharng") == NULL
+        || pthread_barrier_init(&start, NULL, 2) != 0)
+        return 0;
+    for (i = 0; i < 2; i++)
+        if (pthread_create(&t[i], NULL, race, &r[i]) != 0)
+            return 0;
+    for (i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        if (!r[i].ok) {
+            say("thread %d: RAND_bytes failed", i);
+            ERR_print_errors_fp(stderr);
+            ok = 0;
+        }
+    }
+    pthread_barrier_destroy(&start);
+    return ok && library_drbg_is(NULL, CHACHA);
+}
+
+/* ------------------------------------------------------------------------
+ * The driver: each scenario in a fresh process
+ * ------------------------------------------------------------------------ */
+
+struct scenario {
+    const char *name;
+    int (*run)(void);
+    const char *env;         /* CHACHARNG_LIBRARY_RNG for the run, or NULL */
+    const char *debug_says;  /* CHACHARNG_DEBUG line expected, or NULL */
+    const char *what;
+};
+
+static const struct scenario scenarios[] = {
+    { "alone", sc_alone, NULL, "named as the library DRBG",
+      "chacharng alone: RAND_bytes and RAND_priv_bytes come from CHACHA20-DRBG" },
+    { "default-first", sc_default_first, NULL, NULL,
+      "default, then chacharng, CHACHA20-DRBG fetched: the library DRBG stays CTR-DRBG" },
+    { "chacharng-first", sc_chacharng_first, NULL, NULL,
+      "chacharng, then default, CHACHA20-DRBG fetched: the library DRBG stays CTR-DRBG" },
+    { "readme-then-default", sc_readme_then_default, NULL, "name given back",
+      "README example (chacharng alone, fetched, unloaded), then default: CTR-DRBG" },
+    { "readme-kept-then-default", sc_readme_kept_then_default, NULL,
+      "name given back",
+      "README example without the unload, then default: CTR-DRBG" },
+    { "implicit-default-first", sc_implicit_default_first, NULL, NULL,
+      "implicit default provider active before chacharng: CTR-DRBG" },
+    { "try-load-retain", sc_try_load_retain, NULL, NULL,
+      "OSSL_PROVIDER_try_load(NULL, \"chacharng\", 1): CTR-DRBG" },
+    { "rand-before-load", sc_rand_before_load, NULL, NULL,
+      "RAND_bytes before chacharng was loaded: CTR-DRBG" },
+    { "unloaded-alone", sc_unloaded_alone, NULL, "name given back",
+      "chacharng fetched alone and unloaded: RAND_bytes fails, default then gives CTR-DRBG" },
+    { "opt-out", sc_opt_out, "no",
+      "left alone (CHACHARNG_LIBRARY_RNG opts out)",
+      "CHACHARNG_LIBRARY_RNG=no: chacharng alone leaves RAND_bytes failing" },
+    { "private-ctx", sc_private_ctx, NULL,
+      "left alone (a private or child library context)",
+      "a private OSSL_LIB_CTX: its RAND_bytes still fails, the default context is untouched" },
+    { "child-ctx", sc_child_ctx, NULL, NULL,
+      "a child library context: chacharng is there, its RAND_bytes still fails" },
+    { "two-threads", sc_two_threads, NULL, "named as the library DRBG",
+      NULL /* looped below */ },
+};
+
+static const struct scenario *find(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+        if (strcmp(scenarios[i].name, name) == 0)
+            return &scenarios[i];
+    return NULL;
+}
+
+/*
+ * Run |prog| with |arg| (or none), with CHACHARNG_DEBUG set and
+ * CHACHARNG_LIBRARY_RNG set to |optout| or unset; its stderr goes into
+ * |err| (NUL-terminated, cut at |errlen|).  Returns the exit status, or -1.
+ */
+static int spawn(const char *prog, const char *arg, const char *optout,
+                 char *err, size_t errlen)
+{
+    int fd[2], st;
+    size_t n = 0;
+    ssize_t k;
+    pid_t pid;
+
+    if (pipe(fd) != 0 || (pid = fork()) < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        setenv("CHACHARNG_DEBUG", "1", 1);
+        if (optout != NULL)
+            setenv("CHACHARNG_LIBRARY_RNG", optout, 1);
+        else
+            unsetenv("CHACHARNG_LIBRARY_RNG");
+        execl(prog, prog, arg, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    while (n + 1 < errlen && (k = read(fd[0], err + n, errlen - 1 - n)) != 0) {
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        n += (size_t)k;
+    }
+    err[n] = '\0';
+    close(fd[0]);
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Show a child's stderr as TAP diagnostics. */
+static void diag_text(const char *text)
+{
+    const char *p = text, *nl;
+
+    while (*p != '\0') {
+        nl = strchr(p, '\n');
+        tu_diag("  %.*s", nl != NULL ? (int)(nl - p) : (int)strlen(p), p);
+        if (nl == NULL)
+            break;
+        p = nl + 1;
+    }
+}
+
+static int run_one(const struct scenario *s, char *err, size_t errlen)
+{
+    int st = spawn(self, s->name, s->env, err, errlen);
+
+    if (st != 0)
+        return 0;
+    if (s->debug_says != NULL && strstr(err, s->debug_says) == NULL)
+        return 0;
+    /* where nothing may be named, nothing must say it was */
+    if (s->debug_says == NULL && strstr(err, "named as the library") != NULL
+        && strstr(err, "given back") == NULL)
+        return 0;
+    return 1;
+}
+
+static void body(void)
+{
+    static char err[16384];
+    const char *dir_end = strrchr(self, '/');
+    char foreign[4096];
+    const char *preload;
+    size_t i;
+    int round, rounds;
+
+    for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+        const struct scenario *s = &scenarios[i];
+
+        if (s->what == NULL)
+            continue;
+        if (!tu_ok(run_one(s, err, sizeof(err)), "%s", s->what))
+            diag_text(err);
+    }
+
+    /* every process is slow under valgrind: fewer rounds there */
+    preload = getenv("LD_PRELOAD");
+    rounds = preload != NULL && strstr(preload, "vgpreload") != NULL
+                 ? 3 : TWO_THREAD_ROUNDS;
+    for (round = 0; round < rounds; round++)
+        if (!run_one(find("two-threads"), err, sizeof(err)))
+            break;
+    if (!tu_ok(round == rounds,
+               "two threads making the first RAND call at once, %d processes: "
+               "both succeed, CHACHA20-DRBG", rounds)) {
+        tu_diag("round %d failed", round);
+        diag_text(err);
+    }
+
+    /*
+     * A libcrypto other than the module's own: t_library_foreign links
+     * libcrypto statically and loads the module, which pulls in the shared
+     * one.  If the detection breaks, the debug line changes.
+     */
+    snprintf(foreign, sizeof(foreign), "%.*st_library_foreign",
+             dir_end != NULL ? (int)(dir_end - self + 1) : 0, self);
+    if (access(foreign, X_OK) != 0) {
+        tu_skip("no static libcrypto at build time: t_library_foreign not built");
+    } else {
+        int st = spawn(foreign, NULL, NULL, err, sizeof(err));
+
+        if (!tu_ok(st == 0
+                       && strstr(err, "left alone (loaded by a libcrypto other "
+                                      "than the one chacharng is linked with)")
+                              != NULL,
+                   "loaded by a static libcrypto: detected as foreign, "
+                   "RAND_bytes untouched, CHACHA20-DRBG still fetchable"))
+            diag_text(err);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    self = argv[0];
+    if (argc == 2) {
+        const struct scenario *s = find(argv[1]);
+
+        if (s == NULL) {
+            say("no scenario %s", argv[1]);
+            return 2;
+        }
+        return s->run() ? 0 : 1;
+    }
+    if (getenv("OPENSSL_MODULES") == NULL) {
+        printf("1..0 # SKIP OPENSSL_MODULES is not set (run through make check)\n");
+        return 0;
+    }
+    return tu_main_once(body);
+}
