@@ -851,6 +851,32 @@ static void test_bad_impl(struct guard *g)
     expect_applied(&p, 0, to, what);
 }
 
+/*
+ * kernel_mix: an int, 0 or 1.  Missing data, a zero size, other types and
+ * other values are refused, and nothing changes.
+ */
+static void test_bad_kernel_mix(void)
+{
+    static const char key[] = "kernel_mix";
+    unsigned char oct[4] = { 1, 0, 0, 0 };
+    char text[] = "1", *textp = text;
+    int one = 1, two = 2, minus = -1;
+    OSSL_PARAM p;
+
+    p = raw_param(key, OSSL_PARAM_INTEGER, NULL, sizeof(int));
+    expect_refused(&p, R_INVALID, "kernel_mix with NULL data");
+    p = raw_param(key, OSSL_PARAM_INTEGER, &one, 0);
+    expect_refused(&p, R_INVALID, "kernel_mix with data_size 0");
+    p = raw_param(key, OSSL_PARAM_OCTET_STRING, oct, sizeof(oct));
+    expect_refused(&p, R_INVALID, "kernel_mix as an octet string");
+    p = OSSL_PARAM_construct_utf8_ptr(key, &textp, 0);
+    expect_refused(&p, R_INVALID, "kernel_mix as a utf8 pointer to \"1\"");
+    p = OSSL_PARAM_construct_int(key, &two);
+    expect_refused(&p, R_INVALID, "kernel_mix = 2");
+    p = OSSL_PARAM_construct_int(key, &minus);
+    expect_refused(&p, R_INVALID, "kernel_mix = -1");
+}
+
 static void test_bad_set_params(void)
 {
     struct guard g;
@@ -859,6 +885,7 @@ static void test_bad_set_params(void)
         return;
     test_bad_numbers(&g);
     test_bad_impl(&g);
+    test_bad_kernel_mix();
     guard_free(&g);
 }
 
