@@ -238,7 +238,8 @@ static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
         && !chacharng_param_set_utf8(p, chacha_drbg_impl(ctx->drbg)->name))
         return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, PARAM_KERNEL_MIX);
-    if (p != NULL && !OSSL_PARAM_set_int(p, chacha_drbg_kernel_mix_on(ctx->drbg)))
+    if (p != NULL
+        && !OSSL_PARAM_set_int(p, chacha_drbg_kernel_mix_on(ctx->drbg)))
         return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, PARAM_KERNEL_MIX_FAILURES);
     if (p != NULL
