@@ -33,8 +33,11 @@
  * "seeded" is false, whatever made the child; or, without wipe-on-fork,
  * the atfork generation moved (fork() only) or getpid() changed (every
  * split into a new pid); or getpid() alone where no atfork handler could
- * be registered.  The caller (the provider) adds prediction resistance and
- * the parent's reseed counter, then supplies the entropy.
+ * be registered.  The decision is chacha_drbg_reseed_due(), inline in the
+ * header so that the small-request path makes no call to take it; a child
+ * that reseeds starts from K = 0, N = 0, in every mode.  The caller (the
+ * provider) adds prediction resistance and the parent's reseed counter,
+ * then supplies the entropy.
  */
 #include "chacha_drbg.h"
 
