@@ -25,37 +25,25 @@ static OSSL_FUNC_provider_get_reason_strings_fn chacharng_prov_reasons;
 static OSSL_FUNC_provider_teardown_fn chacharng_prov_teardown;
 
 static const OSSL_ITEM reason_strings[] = {
-    { CHACHARNG_R_NOT_INSTANTIATED, "chacharng: DRBG not instantiated" },
-    { CHACHARNG_R_ALREADY_INSTANTIATED, "chacharng: DRBG already instantiated" },
-    { CHACHARNG_R_IN_ERROR_STATE, "chacharng: DRBG in error state" },
-    { CHACHARNG_R_STRENGTH_TOO_HIGH,
-      "chacharng: requested strength above 256 bits" },
+    { CHACHARNG_R_NOT_INSTANTIATED, "DRBG not instantiated" },
+    { CHACHARNG_R_ALREADY_INSTANTIATED, "DRBG already instantiated" },
+    { CHACHARNG_R_IN_ERROR_STATE, "DRBG in error state" },
+    { CHACHARNG_R_STRENGTH_TOO_HIGH, "requested strength above 256 bits" },
     { CHACHARNG_R_PERSONALISATION_TOO_LONG,
-      "chacharng: personalization string too long" },
-    { CHACHARNG_R_ADDITIONAL_INPUT_TOO_LONG,
-      "chacharng: additional input too long" },
-    { CHACHARNG_R_ENTROPY_INPUT_TOO_LONG, "chacharng: entropy input too long" },
-    { CHACHARNG_R_REQUEST_TOO_LARGE,
-      "chacharng: request larger than max_request" },
-    { CHACHARNG_R_PARENT_STRENGTH_TOO_LOW,
-      "chacharng: parent strength below 256 bits" },
-    { CHACHARNG_R_ENTROPY_SOURCE_FAILED,
-      "chacharng: entropy source failed" },
-    { CHACHARNG_R_INVALID_PARAMETER, "chacharng: invalid parameter value" },
-    { CHACHARNG_R_UNKNOWN_IMPL, "chacharng: unknown ChaCha20 kernel" },
-    { CHACHARNG_R_IMPL_NOT_SUPPORTED,
-      "chacharng: ChaCha20 kernel not supported here" },
-    { CHACHARNG_R_SELFTEST_FAILED, "chacharng: ChaCha20 kernel self-test failed" },
-    { CHACHARNG_R_OUT_OF_MEMORY, "chacharng: out of memory" },
-    { CHACHARNG_R_PARENT_LOCKING_FAILED,
-      "chacharng: parent could not enable locking" },
+      "personalization string too long" },
+    { CHACHARNG_R_ADDITIONAL_INPUT_TOO_LONG, "additional input too long" },
+    { CHACHARNG_R_ENTROPY_INPUT_TOO_LONG, "entropy input too long" },
+    { CHACHARNG_R_REQUEST_TOO_LARGE, "request larger than max_request" },
+    { CHACHARNG_R_PARENT_STRENGTH_TOO_LOW, "parent strength below 256 bits" },
+    { CHACHARNG_R_ENTROPY_SOURCE_FAILED, "entropy source failed" },
+    { CHACHARNG_R_INVALID_PARAMETER, "invalid parameter value" },
+    { CHACHARNG_R_UNKNOWN_IMPL, "unknown ChaCha20 kernel" },
+    { CHACHARNG_R_IMPL_NOT_SUPPORTED, "ChaCha20 kernel not supported here" },
+    { CHACHARNG_R_SELFTEST_FAILED, "ChaCha20 kernel self-test failed" },
+    { CHACHARNG_R_OUT_OF_MEMORY, "out of memory" },
+    { CHACHARNG_R_PARENT_LOCKING_FAILED, "parent could not enable locking" },
     { 0, NULL }
 };
-
-const OSSL_ITEM *chacharng_prov_reason_strings(void)
-{
-    return reason_strings;
-}
 
 static const OSSL_ITEM *chacharng_prov_reasons(void *provctx)
 {

@@ -105,7 +105,6 @@ enum {
 };
 
 /* prov.c */
-const OSSL_ITEM *chacharng_prov_reason_strings(void);
 void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
                           const char *file, int line, const char *func,
                           const char *fmt, ...)
