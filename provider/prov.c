@@ -24,6 +24,11 @@ static OSSL_FUNC_provider_query_operation_fn chacharng_prov_query;
 static OSSL_FUNC_provider_get_reason_strings_fn chacharng_prov_reasons;
 static OSSL_FUNC_provider_teardown_fn chacharng_prov_teardown;
 
+/* ------------------------------------------------------------------------
+ * Errors: reason strings and the raise every file uses
+ * ------------------------------------------------------------------------ */
+
+/* OpenSSL prints the library name, "chacharng", before each of these. */
 static const OSSL_ITEM reason_strings[] = {
     { CHACHARNG_R_NOT_INSTANTIATED, "DRBG not instantiated" },
     { CHACHARNG_R_ALREADY_INSTANTIATED, "DRBG already instantiated" },
@@ -67,7 +72,60 @@ void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
     va_end(ap);
 }
 
-/* ---------------------------------------------------------------------- */
+/* ------------------------------------------------------------------------
+ * Debug output and the checks every generator shares
+ * ------------------------------------------------------------------------ */
+
+static int debug_on; /* CHACHARNG_DEBUG, read at each provider load */
+
+static void debug_init(void)
+{
+    __atomic_store_n(&debug_on, getenv("CHACHARNG_DEBUG") != NULL,
+                     __ATOMIC_RELAXED);
+}
+
+int chacharng_debug_enabled(void)
+{
+    return __atomic_load_n(&debug_on, __ATOMIC_RELAXED);
+}
+
+void chacharng_debug_log(const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+
+    if (!chacharng_debug_enabled())
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    /* one write per line, so that threads' lines do not interleave */
+    fprintf(stderr, CHACHARNG_NAME ": %s\n", line);
+}
+
+int chacharng_strength_ok(const CHACHARNG_PROV_CTX *prov,
+                          unsigned int strength)
+{
+    if (strength <= CHACHA_DRBG_STRENGTH)
+        return 1;
+    CHACHARNG_RAISE(prov, CHACHARNG_R_STRENGTH_TOO_HIGH, "requested %u",
+                    strength);
+    return 0;
+}
+
+struct chacha_drbg *chacharng_drbg_new(const CHACHARNG_PROV_CTX *prov)
+{
+    struct chacha_drbg *d = chacha_drbg_new(prov->impl);
+
+    if (d == NULL)
+        CHACHARNG_RAISE(prov, CHACHARNG_R_OUT_OF_MEMORY,
+                        "cannot map the state page");
+    return d;
+}
+
+/* ------------------------------------------------------------------------
+ * The algorithm query and provider parameters
+ * ------------------------------------------------------------------------ */
 
 static const OSSL_ALGORITHM rand_algorithms[] = {
     { CHACHARNG_ALG_NAME, CHACHARNG_ALG_PROPS, chacharng_rand_functions,
@@ -161,7 +219,9 @@ static const OSSL_DISPATCH prov_functions[] = {
     { 0, NULL }
 };
 
-/* ---------------------------------------------------------------------- */
+/* ------------------------------------------------------------------------
+ * Load: the kernel, kernel mixing, and OSSL_provider_init
+ * ------------------------------------------------------------------------ */
 
 /* The `impl` key of our section in openssl.cnf, if any. */
 static const char *config_impl(const CHACHARNG_PROV_CTX *prov)
@@ -176,6 +236,33 @@ static const char *config_impl(const CHACHARNG_PROV_CTX *prov)
     if (!prov->core_get_params(prov->handle, params))
         return NULL;
     return value != NULL && *value != '\0' ? value : NULL;
+}
+
+const struct chacha_impl *chacharng_impl_find(const CHACHARNG_PROV_CTX *prov,
+                                              const char *origin,
+                                              const char *name, size_t len)
+{
+    const struct chacha_impl *list;
+    size_t n, i;
+
+    list = chacha_impl_list(&n);
+    for (i = 0; i < n; i++)
+        if (strlen(list[i].name) == len && memcmp(list[i].name, name, len) == 0)
+            break;
+    if (i == n) {
+        /* at most 32 bytes of a wrong name go into the message */
+        CHACHARNG_RAISE(prov, CHACHARNG_R_UNKNOWN_IMPL,
+                        "%s=%.*s: no such kernel in this build (%s)", origin,
+                        len < 32 ? (int)len : 32, name, buildinfo());
+        return NULL;
+    }
+    if (!chacha_impl_supported(&list[i])) {
+        CHACHARNG_RAISE(prov, CHACHARNG_R_IMPL_NOT_SUPPORTED,
+                        "%s=%s: this CPU or OS cannot run it", origin,
+                        list[i].name);
+        return NULL;
+    }
+    return &list[i];
 }
 
 /*
@@ -193,19 +280,9 @@ static int choose_impl(CHACHARNG_PROV_CTX *prov)
         origin = "config key impl";
     }
     if (name != NULL) {
-        impl = chacha_impl_by_name(name);
-        if (impl == NULL) {
-            CHACHARNG_RAISE(prov, CHACHARNG_R_UNKNOWN_IMPL,
-                            "%s=%s: no such kernel in this build (%s)", origin,
-                            name, buildinfo());
+        impl = chacharng_impl_find(prov, origin, name, strlen(name));
+        if (impl == NULL)
             return 0;
-        }
-        if (!chacha_impl_supported(impl)) {
-            CHACHARNG_RAISE(prov, CHACHARNG_R_IMPL_NOT_SUPPORTED,
-                            "%s=%s: this CPU or OS cannot run it", origin,
-                            name);
-            return 0;
-        }
     } else {
         impl = chacha_impl_best();
     }
@@ -215,9 +292,7 @@ static int choose_impl(CHACHARNG_PROV_CTX *prov)
         return 0;
     }
     prov->impl = impl;
-    if (getenv("CHACHARNG_DEBUG") != NULL)
-        fprintf(stderr, "chacharng: using the %s ChaCha20 kernel\n",
-                impl->name);
+    CHACHARNG_DEBUG_LOG("using the %s ChaCha20 kernel", impl->name);
     return 1;
 }
 
@@ -231,6 +306,7 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
     chacharng_cleanup_entropy_fn *cleanup = NULL, *cleanup_user = NULL;
     const OSSL_DISPATCH *in_start;
 
+    debug_init();
     if (prov == NULL)
         return 0;
     prov->handle = handle;

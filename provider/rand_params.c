@@ -18,7 +18,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
-#include "prov.h"
+#include "rand_local.h"
 
 #define PARAM_IMPL "impl"
 /* Longer than any kernel's name: how far a NUL-terminated impl is read. */
@@ -297,19 +297,6 @@ static int impl_text(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
     return 1;
 }
 
-/* The compiled-in kernel named by the |len| bytes at |s|, or NULL. */
-static const struct chacha_impl *impl_by_text(const char *s, size_t len)
-{
-    const struct chacha_impl *list;
-    size_t n, i;
-
-    list = chacha_impl_list(&n);
-    for (i = 0; i < n; i++)
-        if (strlen(list[i].name) == len && memcmp(list[i].name, s, len) == 0)
-            return &list[i];
-    return NULL;
-}
-
 static int read_impl(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
                      const struct chacha_impl **impl)
 {
@@ -318,19 +305,7 @@ static int read_impl(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
 
     if (!impl_text(prov, p, &s, &len))
         return 0;
-    *impl = impl_by_text(s, len);
-    if (*impl == NULL) {
-        /* at most 32 bytes of a wrong name go into the message */
-        CHACHARNG_RAISE(prov, CHACHARNG_R_UNKNOWN_IMPL, "impl=%.*s",
-                        len < 32 ? (int)len : 32, s);
-        return 0;
-    }
-    if (!chacha_impl_supported(*impl)) {
-        CHACHARNG_RAISE(prov, CHACHARNG_R_IMPL_NOT_SUPPORTED, "impl=%s",
-                        (*impl)->name);
-        return 0;
-    }
-    return 1;
+    return (*impl = chacharng_impl_find(prov, PARAM_IMPL, s, len)) != NULL;
 }
 
 /*
