@@ -145,20 +145,6 @@ static const OSSL_ALGORITHM *chacharng_prov_query(void *provctx,
     return rand_algorithms;
 }
 
-static const OSSL_PARAM prov_gettable[] = {
-    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_NAME, OSSL_PARAM_UTF8_PTR, NULL, 0),
-    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_VERSION, OSSL_PARAM_UTF8_PTR, NULL, 0),
-    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_BUILDINFO, OSSL_PARAM_UTF8_PTR, NULL, 0),
-    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER, NULL, 0),
-    OSSL_PARAM_DEFN("impl", OSSL_PARAM_UTF8_PTR, NULL, 0),
-    OSSL_PARAM_END
-};
-
-static const OSSL_PARAM *chacharng_prov_gettable_params(void *provctx)
-{
-    return prov_gettable;
-}
-
 static const char *buildinfo(void)
 {
     return PACKAGE_STRING " (kernels:"
@@ -177,26 +163,81 @@ static const char *buildinfo(void)
            " generic)";
 }
 
+/*
+ * The provider's gettable parameters, from one table as in rand_params.c:
+ * PROV_GETTABLE gives both the list and the answers, in that order.
+ */
+typedef int prov_answer_fn(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov);
+
+static int answer_name(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
+{
+    return chacharng_param_set_utf8(p, CHACHARNG_NAME);
+}
+
+static int answer_version(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
+{
+    return chacharng_param_set_utf8(p, PACKAGE_VERSION);
+}
+
+static int answer_buildinfo(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
+{
+    return chacharng_param_set_utf8(p, buildinfo());
+}
+
+static int answer_status(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
+{
+    return OSSL_PARAM_set_int(p, 1);
+}
+
+static int answer_impl(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
+{
+    return chacharng_param_set_utf8(p, prov->impl->name);
+}
+
+/* X(definition, answer) for every gettable key, in the listed order. */
+/* clang-format off */
+#define PROV_GETTABLE(X)                                                       \
+    X(OSSL_PARAM_DEFN(OSSL_PROV_PARAM_NAME, OSSL_PARAM_UTF8_PTR, NULL, 0),     \
+      answer_name)                                                             \
+    X(OSSL_PARAM_DEFN(OSSL_PROV_PARAM_VERSION, OSSL_PARAM_UTF8_PTR, NULL, 0),  \
+      answer_version)                                                          \
+    X(OSSL_PARAM_DEFN(OSSL_PROV_PARAM_BUILDINFO, OSSL_PARAM_UTF8_PTR, NULL,    \
+                      0),                                                      \
+      answer_buildinfo)                                                        \
+    X(OSSL_PARAM_DEFN(OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER, NULL, 0),    \
+      answer_status)                                                           \
+    X(OSSL_PARAM_DEFN("impl", OSSL_PARAM_UTF8_PTR, NULL, 0), answer_impl)
+/* clang-format on */
+
+#define GETTABLE_DEFINITION(definition, answer) definition,
+#define GETTABLE_ANSWER(definition, answer) answer,
+
+static const OSSL_PARAM prov_gettable[] = {
+    PROV_GETTABLE(GETTABLE_DEFINITION) OSSL_PARAM_END
+};
+
+static prov_answer_fn *const prov_gettable_answers[] = {
+    PROV_GETTABLE(GETTABLE_ANSWER)
+};
+
+static const OSSL_PARAM *chacharng_prov_gettable_params(void *provctx)
+{
+    return prov_gettable;
+}
+
 static int chacharng_prov_get_params(void *vprov, OSSL_PARAM params[])
 {
-    CHACHARNG_PROV_CTX *prov = vprov;
+    const CHACHARNG_PROV_CTX *prov = vprov;
     OSSL_PARAM *p;
+    size_t i;
 
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_NAME);
-    if (p != NULL && !chacharng_param_set_utf8(p, CHACHARNG_NAME))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_VERSION);
-    if (p != NULL && !chacharng_param_set_utf8(p, PACKAGE_VERSION))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_BUILDINFO);
-    if (p != NULL && !chacharng_param_set_utf8(p, buildinfo()))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_STATUS);
-    if (p != NULL && !OSSL_PARAM_set_int(p, 1))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, "impl");
-    if (p != NULL && !chacharng_param_set_utf8(p, prov->impl->name))
-        return chacharng_param_refused(prov, p);
+    for (i = 0;
+         i < sizeof(prov_gettable_answers) / sizeof(prov_gettable_answers[0]);
+         i++) {
+        p = OSSL_PARAM_locate(params, prov_gettable[i].key);
+        if (p != NULL && !prov_gettable_answers[i](p, prov))
+            return chacharng_param_refused(prov, p);
+    }
     return 1;
 }
 

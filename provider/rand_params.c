@@ -189,58 +189,130 @@ int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov,
     return 0;
 }
 
-/*
- * OpenSSL's setters refuse a buffer of the wrong type or one too small for
+/* ------------------------------------------------------------------------
+ * The gettable parameters, from one table
+ *
+ * RAND_GETTABLE lists each key with its OSSL_PARAM definition and the
+ * function that answers it.  The list gettable_ctx_params returns and the
+ * loop in get_ctx_params are both made from it, so they cannot drift
+ * apart; keys are answered in the table's order.  OpenSSL's setters used
+ * by the answers refuse a buffer of the wrong type or one too small for
  * the value, setting return_size to the size needed; each refusal raises
  * our error too.
- */
+ * ------------------------------------------------------------------------ */
+
+typedef int rand_answer_fn(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx);
+
+static int answer_state(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_int(p, ctx->state);
+}
+
+static int answer_strength(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_uint(p, CHACHA_DRBG_STRENGTH);
+}
+
+static int answer_max_request_slow(OSSL_PARAM *p,
+                                   const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_REQUEST);
+}
+
+static int answer_reseed_requests(OSSL_PARAM *p,
+                                  const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_uint(p, ctx->drbg->reseed_requests);
+}
+
+static int answer_reseed_interval(OSSL_PARAM *p,
+                                  const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_time_t(p, ctx->drbg->reseed_interval);
+}
+
+static int answer_reseed_counter(OSSL_PARAM *p,
+                                 const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_uint(
+        p, __atomic_load_n(&ctx->reseed_counter, __ATOMIC_RELAXED));
+}
+
+static int answer_reseed_time(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_time_t(p, ctx->reseed_time);
+}
+
+/* max_perslen and max_adinlen */
+static int answer_max_input(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_INPUT);
+}
+
+static int answer_impl(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
+{
+    return chacharng_param_set_utf8(p, ctx->drbg->impl->name);
+}
+
+static int answer_kernel_mix(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_int(p, ctx->drbg->kernel_mix != NULL);
+}
+
+static int answer_kernel_mix_failures(OSSL_PARAM *p,
+                                      const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_uint(
+        p, __atomic_load_n(&ctx->drbg->mix_failures, __ATOMIC_RELAXED));
+}
+
+/* X(definition, answer) for every gettable key, in the listed order. */
+/* clang-format off */
+#define RAND_GETTABLE(X)                                                       \
+    X(OSSL_PARAM_int(OSSL_RAND_PARAM_STATE, NULL), answer_state)               \
+    X(OSSL_PARAM_uint(OSSL_RAND_PARAM_STRENGTH, NULL), answer_strength)        \
+    X(OSSL_PARAM_size_t(OSSL_RAND_PARAM_MAX_REQUEST, NULL),                    \
+      answer_max_request_slow)                                                 \
+    X(OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, NULL),                  \
+      answer_reseed_requests)                                                  \
+    X(OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, NULL),           \
+      answer_reseed_interval)                                                  \
+    X(OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_COUNTER, NULL),                   \
+      answer_reseed_counter)                                                   \
+    X(OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME, NULL),                    \
+      answer_reseed_time)                                                      \
+    X(OSSL_PARAM_size_t(OSSL_DRBG_PARAM_MAX_PERSLEN, NULL), answer_max_input)  \
+    X(OSSL_PARAM_size_t(OSSL_DRBG_PARAM_MAX_ADINLEN, NULL), answer_max_input)  \
+    X(OSSL_PARAM_utf8_string(PARAM_IMPL, NULL, 0), answer_impl)                \
+    X(OSSL_PARAM_int(PARAM_KERNEL_MIX, NULL), answer_kernel_mix)               \
+    X(OSSL_PARAM_uint(PARAM_KERNEL_MIX_FAILURES, NULL),                        \
+      answer_kernel_mix_failures)
+/* clang-format on */
+
+#define GETTABLE_DEFINITION(definition, answer) definition,
+#define GETTABLE_ANSWER(definition, answer) answer,
+
+static const OSSL_PARAM gettable[] = {
+    RAND_GETTABLE(GETTABLE_DEFINITION) OSSL_PARAM_END
+};
+
+static rand_answer_fn *const gettable_answers[] = {
+    RAND_GETTABLE(GETTABLE_ANSWER)
+};
+
 static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
 {
-    const CHACHARNG_PROV_CTX *prov = ctx->provctx;
     OSSL_PARAM *p;
+    size_t i;
 
     if (params == NULL)
         return 1;
-    p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_MAX_REQUEST);
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_REQUEST))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_STATE);
-    if (p != NULL && !OSSL_PARAM_set_int(p, ctx->state))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_STRENGTH);
-    if (p != NULL && !OSSL_PARAM_set_uint(p, CHACHA_DRBG_STRENGTH))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_RESEED_REQUESTS);
-    if (p != NULL && !OSSL_PARAM_set_uint(p, ctx->drbg->reseed_requests))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL);
-    if (p != NULL && !OSSL_PARAM_set_time_t(p, ctx->drbg->reseed_interval))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_RESEED_COUNTER);
-    if (p != NULL
-        && !OSSL_PARAM_set_uint(p, __atomic_load_n(&ctx->reseed_counter,
-                                                   __ATOMIC_RELAXED)))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_RESEED_TIME);
-    if (p != NULL && !OSSL_PARAM_set_time_t(p, ctx->reseed_time))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_MAX_PERSLEN);
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_INPUT))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_MAX_ADINLEN);
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_INPUT))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, PARAM_IMPL);
-    if (p != NULL && !chacharng_param_set_utf8(p, ctx->drbg->impl->name))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, PARAM_KERNEL_MIX);
-    if (p != NULL && !OSSL_PARAM_set_int(p, ctx->drbg->kernel_mix != NULL))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, PARAM_KERNEL_MIX_FAILURES);
-    if (p != NULL
-        && !OSSL_PARAM_set_uint(p, __atomic_load_n(&ctx->drbg->mix_failures,
-                                                   __ATOMIC_RELAXED)))
-        return chacharng_param_refused(prov, p);
+    for (i = 0; i < sizeof(gettable_answers) / sizeof(gettable_answers[0]);
+         i++) {
+        p = OSSL_PARAM_locate(params, gettable[i].key);
+        if (p != NULL && !gettable_answers[i](p, ctx))
+            return chacharng_param_refused(ctx->provctx, p);
+    }
     return 1;
 }
 
@@ -371,22 +443,6 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     chacharng_kmix_set(ctx->drbg, kernel_mix);
     return 1;
 }
-
-static const OSSL_PARAM gettable[] = {
-    OSSL_PARAM_int(OSSL_RAND_PARAM_STATE, NULL),
-    OSSL_PARAM_uint(OSSL_RAND_PARAM_STRENGTH, NULL),
-    OSSL_PARAM_size_t(OSSL_RAND_PARAM_MAX_REQUEST, NULL),
-    OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, NULL),
-    OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, NULL),
-    OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_COUNTER, NULL),
-    OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME, NULL),
-    OSSL_PARAM_size_t(OSSL_DRBG_PARAM_MAX_PERSLEN, NULL),
-    OSSL_PARAM_size_t(OSSL_DRBG_PARAM_MAX_ADINLEN, NULL),
-    OSSL_PARAM_utf8_string(PARAM_IMPL, NULL, 0),
-    OSSL_PARAM_int(PARAM_KERNEL_MIX, NULL),
-    OSSL_PARAM_uint(PARAM_KERNEL_MIX_FAILURES, NULL),
-    OSSL_PARAM_END
-};
 
 static const OSSL_PARAM settable[] = {
     OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, NULL),
