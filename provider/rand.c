@@ -270,7 +270,6 @@ static int generate_locked(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
                            const unsigned char *adin, size_t adinlen)
 {
     struct chacha_drbg *d = ctx->drbg;
-    time_t now;
 
     if (adin == NULL)
         adinlen = 0;
@@ -287,9 +286,7 @@ static int generate_locked(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
     if (ctx->state != EVP_RAND_STATE_READY && !ensure_ready(ctx))
         return 0;
 
-    /* only read the clock when a time limit is set */
-    now = d->reseed_interval != 0 ? time(NULL) : 0;
-    if (pred_res || chacha_drbg_reseed_due(d, now) || parent_moved(ctx)) {
+    if (pred_res || chacha_drbg_reseed_due(d) || parent_moved(ctx)) {
         if (!reseed_locked(ctx, pred_res, NULL, 0, adin, adinlen))
             return 0;
         adinlen = 0; /* absorbed once, by the reseed */

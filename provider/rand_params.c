@@ -222,13 +222,21 @@ static int answer_max_request_slow(OSSL_PARAM *p,
 static int answer_reseed_requests(OSSL_PARAM *p,
                                   const CHACHARNG_RAND_CTX *ctx)
 {
-    return OSSL_PARAM_set_uint(p, ctx->drbg->reseed_requests);
+    unsigned int requests;
+    time_t interval;
+
+    chacha_drbg_get_policy(ctx->drbg, &requests, &interval);
+    return OSSL_PARAM_set_uint(p, requests);
 }
 
 static int answer_reseed_interval(OSSL_PARAM *p,
                                   const CHACHARNG_RAND_CTX *ctx)
 {
-    return OSSL_PARAM_set_time_t(p, ctx->drbg->reseed_interval);
+    unsigned int requests;
+    time_t interval;
+
+    chacha_drbg_get_policy(ctx->drbg, &requests, &interval);
+    return OSSL_PARAM_set_time_t(p, interval);
 }
 
 static int answer_reseed_counter(OSSL_PARAM *p,
@@ -251,19 +259,18 @@ static int answer_max_input(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 
 static int answer_impl(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
-    return chacharng_param_set_utf8(p, ctx->drbg->impl->name);
+    return chacharng_param_set_utf8(p, chacha_drbg_impl(ctx->drbg)->name);
 }
 
 static int answer_kernel_mix(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
-    return OSSL_PARAM_set_int(p, ctx->drbg->kernel_mix != NULL);
+    return OSSL_PARAM_set_int(p, chacha_drbg_kernel_mix_on(ctx->drbg));
 }
 
 static int answer_kernel_mix_failures(OSSL_PARAM *p,
                                       const CHACHARNG_RAND_CTX *ctx)
 {
-    return OSSL_PARAM_set_uint(
-        p, __atomic_load_n(&ctx->drbg->mix_failures, __ATOMIC_RELAXED));
+    return OSSL_PARAM_set_uint(p, chacha_drbg_mix_failures(ctx->drbg));
 }
 
 /* X(definition, answer) for every gettable key, in the listed order. */
@@ -408,13 +415,14 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     CHACHARNG_RAND_CTX *ctx = vctx;
     const CHACHARNG_PROV_CTX *prov = ctx->provctx;
     const OSSL_PARAM *p;
-    unsigned int requests = ctx->drbg->reseed_requests;
-    time_t interval = ctx->drbg->reseed_interval;
-    const struct chacha_impl *impl = ctx->drbg->impl;
-    int kernel_mix = ctx->drbg->kernel_mix != NULL;
+    unsigned int requests;
+    time_t interval;
+    const struct chacha_impl *impl = chacha_drbg_impl(ctx->drbg);
+    int kernel_mix = chacha_drbg_kernel_mix_on(ctx->drbg);
 
     if (params == NULL)
         return 1;
+    chacha_drbg_get_policy(ctx->drbg, &requests, &interval);
     /* validate everything first, so a failure changes nothing */
     p = OSSL_PARAM_locate_const(params, OSSL_DRBG_PARAM_RESEED_REQUESTS);
     if (p != NULL && !has_number(prov, p))
@@ -437,9 +445,8 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         return 0;
     if (!parse_kernel_mix(ctx, params, &kernel_mix))
         return 0;
-    ctx->drbg->reseed_requests = requests;
-    ctx->drbg->reseed_interval = interval;
-    ctx->drbg->impl = impl;
+    chacha_drbg_set_policy(ctx->drbg, requests, interval);
+    chacha_drbg_set_impl(ctx->drbg, impl);
     chacharng_kmix_set(ctx->drbg, kernel_mix);
     return 1;
 }

@@ -209,7 +209,7 @@ int chacharng_seed_drbg(const CHACHARNG_PROV_CTX *prov,
     /* (the parent's counter was noted when it handed out E, under its lock) */
     if (ctx != NULL) {
         __atomic_add_fetch(&ctx->reseed_counter, 1, __ATOMIC_RELAXED);
-        ctx->reseed_time = d->s->seed_time;
+        ctx->reseed_time = chacha_drbg_seed_time(d);
     }
     return 1;
 }

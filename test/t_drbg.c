@@ -187,38 +187,38 @@ static void test_policy(void)
 
     if (!TU_OK(d != NULL, "new generator"))
         return;
-    t0 = d->s->seed_time;
-    TU_OK(!chacha_drbg_reseed_due(d, t0), "fresh seed: no reseed due");
+    t0 = chacha_drbg_seed_time(d);
+    TU_OK(!chacha_drbg_reseed_due_at(d, t0), "fresh seed: no reseed due");
 
-    d->reseed_requests = 3;
+    chacha_drbg_set_policy(d, 3, CHACHA_DRBG_DEFAULT_RESEED_INTERVAL);
     for (i = 0; i < 3; i++) {
-        due_early |= chacha_drbg_reseed_due(d, t0);
+        due_early |= chacha_drbg_reseed_due_at(d, t0);
         chacha_drbg_generate(d, out, i == 1 ? 0 : 16, NULL, 0);
     }
-    TU_OK(!due_early && chacha_drbg_reseed_due(d, t0),
+    TU_OK(!due_early && chacha_drbg_reseed_due_at(d, t0),
           "reseed_requests=3: three calls (one empty) served, fourth due");
     chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
-    TU_OK(!chacha_drbg_reseed_due(d, d->s->seed_time),
+    TU_OK(!chacha_drbg_reseed_due_at(d, chacha_drbg_seed_time(d)),
           "reseed resets the call count");
 
-    d->reseed_requests = 0;
+    chacha_drbg_set_policy(d, 0, CHACHA_DRBG_DEFAULT_RESEED_INTERVAL);
     for (i = 0; i < 15; i++)
         chacha_drbg_generate(d, big, sizeof(big), NULL, 0);
-    due_early = chacha_drbg_reseed_due(d, d->s->seed_time);
+    due_early = chacha_drbg_reseed_due_at(d, chacha_drbg_seed_time(d));
     chacha_drbg_generate(d, big, sizeof(big) - 1, NULL, 0);
     chacha_drbg_generate(d, big, 1, NULL, 0);
-    TU_OK(!due_early && chacha_drbg_reseed_due(d, d->s->seed_time),
+    TU_OK(!due_early && chacha_drbg_reseed_due_at(d, chacha_drbg_seed_time(d)),
           "due at 16 MiB produced, not before");
 
     chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
-    t0 = d->s->seed_time;
-    d->reseed_interval = 10;
-    TU_OK(!chacha_drbg_reseed_due(d, t0 + 9)
-              && chacha_drbg_reseed_due(d, t0 + 10)
-              && chacha_drbg_reseed_due(d, t0 - 1),
+    t0 = chacha_drbg_seed_time(d);
+    chacha_drbg_set_policy(d, 0, 10);
+    TU_OK(!chacha_drbg_reseed_due_at(d, t0 + 9)
+              && chacha_drbg_reseed_due_at(d, t0 + 10)
+              && chacha_drbg_reseed_due_at(d, t0 - 1),
           "interval 10 s: due at +10 s and when the clock goes back");
-    d->reseed_interval = 0;
-    TU_OK(!chacha_drbg_reseed_due(d, t0 + 100000), "interval 0: no limit");
+    chacha_drbg_set_policy(d, 0, 0);
+    TU_OK(!chacha_drbg_reseed_due_at(d, t0 + 100000), "interval 0: no limit");
     chacha_drbg_free(d);
 }
 
@@ -239,8 +239,7 @@ static int child_fd;
 
 static int child_reports(void)
 {
-    char due = (char)('0' + chacha_drbg_reseed_due(child_drbg,
-                                                   child_drbg->s->seed_time));
+    char due = (char)('0' + chacha_drbg_reseed_due(child_drbg));
 
     return write(child_fd, &due, 1) == 1 ? 0 : 2;
 }
@@ -327,7 +326,7 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
         TU_OK(child_due == '1', "fork mode %s: a child made by %s must reseed",
               name, split_name[how]);
     }
-    TU_OK(!chacha_drbg_reseed_due(d, d->s->seed_time),
+    TU_OK(!chacha_drbg_reseed_due(d),
           "fork mode %s: the parent need not", name);
     chacha_drbg_free(d);
 }
@@ -400,7 +399,8 @@ static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
     *unread = 0;
     if (d1 == NULL || d2 == NULL)
         goto out;
-    d1->kernel_mix = d2->kernel_mix = mix;
+    chacha_drbg_set_kernel_mix(d1, mix);
+    chacha_drbg_set_kernel_mix(d2, mix);
     chacha_drbg_generate(d1, pre, used, NULL, 0);
     memcpy(d2->s, d1->s, sizeof(*d1->s)); /* the snapshot, restored twice */
     *unread = d1->s->avail;
