@@ -376,88 +376,128 @@ static int impl_text(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
     return 1;
 }
 
-static int read_impl(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
-                     const struct chacha_impl **impl)
-{
-    const char *s;
-    size_t len;
-
-    if (!impl_text(prov, p, &s, &len))
-        return 0;
-    return (*impl = chacharng_impl_find(prov, PARAM_IMPL, s, len)) != NULL;
-}
-
 /*
- * Validate the kernel_mix of |params|, if any, into *|on|.  Returns 1, or
- * 0 with an error raised (and *|on| unchanged).
+ * The settable parameters, from one table as the gettable ones: each key
+ * with its definition and the function that validates it into a struct
+ * rand_settings.  set_ctx_params reads every key present into a copy of
+ * the current settings and commits the copy only when all of them are
+ * valid, so a failure changes nothing.  Each reader returns 1, or 0 with
+ * an error raised.
  */
-static int parse_kernel_mix(CHACHARNG_RAND_CTX *ctx,
-                            const OSSL_PARAM params[], int *on)
+struct rand_settings {
+    unsigned int reseed_requests;
+    time_t reseed_interval;
+    const struct chacha_impl *impl;
+    int kernel_mix;
+};
+
+typedef int rand_setting_fn(const CHACHARNG_PROV_CTX *prov,
+                            const OSSL_PARAM *p, struct rand_settings *to);
+
+static int read_reseed_requests(const CHACHARNG_PROV_CTX *prov,
+                                const OSSL_PARAM *p, struct rand_settings *to)
 {
-    const OSSL_PARAM *p = OSSL_PARAM_locate_const(params, PARAM_KERNEL_MIX);
-    int v;
-
-    if (p == NULL)
-        return 1;
-    if (!has_number(ctx->provctx, p))
+    if (!has_number(prov, p))
         return 0;
-    if (!OSSL_PARAM_get_int(p, &v) || (v != 0 && v != 1)) {
-        CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_INVALID_PARAMETER,
-                        "%s must be an int, 0 or 1", p->key);
-        return 0;
-    }
-    *on = v;
-    return 1;
-}
-
-int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
-{
-    CHACHARNG_RAND_CTX *ctx = vctx;
-    const CHACHARNG_PROV_CTX *prov = ctx->provctx;
-    const OSSL_PARAM *p;
-    unsigned int requests;
-    time_t interval;
-    const struct chacha_impl *impl = chacha_drbg_impl(ctx->drbg);
-    int kernel_mix = chacha_drbg_kernel_mix_on(ctx->drbg);
-
-    if (params == NULL)
-        return 1;
-    chacha_drbg_get_policy(ctx->drbg, &requests, &interval);
-    /* validate everything first, so a failure changes nothing */
-    p = OSSL_PARAM_locate_const(params, OSSL_DRBG_PARAM_RESEED_REQUESTS);
-    if (p != NULL && !has_number(prov, p))
-        return 0;
-    if (p != NULL && !OSSL_PARAM_get_uint(p, &requests)) {
+    if (!OSSL_PARAM_get_uint(p, &to->reseed_requests)) {
         CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
                         "%s must be an unsigned int", p->key);
         return 0;
     }
-    p = OSSL_PARAM_locate_const(params, OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL);
-    if (p != NULL && !has_number(prov, p))
+    return 1;
+}
+
+static int read_reseed_interval(const CHACHARNG_PROV_CTX *prov,
+                                const OSSL_PARAM *p, struct rand_settings *to)
+{
+    if (!has_number(prov, p))
         return 0;
-    if (p != NULL && (!OSSL_PARAM_get_time_t(p, &interval) || interval < 0)) {
+    if (!OSSL_PARAM_get_time_t(p, &to->reseed_interval)
+        || to->reseed_interval < 0) {
         CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
                         "%s must be a non-negative time_t", p->key);
         return 0;
     }
-    p = OSSL_PARAM_locate_const(params, PARAM_IMPL);
-    if (p != NULL && !read_impl(prov, p, &impl))
-        return 0;
-    if (!parse_kernel_mix(ctx, params, &kernel_mix))
-        return 0;
-    chacha_drbg_set_policy(ctx->drbg, requests, interval);
-    chacha_drbg_set_impl(ctx->drbg, impl);
-    chacharng_kmix_set(ctx->drbg, kernel_mix);
     return 1;
 }
 
+static int read_impl(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
+                     struct rand_settings *to)
+{
+    const struct chacha_impl *impl;
+    const char *s;
+    size_t len;
+
+    if (!impl_text(prov, p, &s, &len)
+        || (impl = chacharng_impl_find(prov, PARAM_IMPL, s, len)) == NULL)
+        return 0;
+    to->impl = impl;
+    return 1;
+}
+
+static int read_kernel_mix(const CHACHARNG_PROV_CTX *prov,
+                           const OSSL_PARAM *p, struct rand_settings *to)
+{
+    int v;
+
+    if (!has_number(prov, p))
+        return 0;
+    if (!OSSL_PARAM_get_int(p, &v) || (v != 0 && v != 1)) {
+        CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
+                        "%s must be an int, 0 or 1", p->key);
+        return 0;
+    }
+    to->kernel_mix = v;
+    return 1;
+}
+
+/* X(definition, reader) for every settable key, in the listed order. */
+/* clang-format off */
+#define RAND_SETTABLE(X)                                                       \
+    X(OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, NULL),                  \
+      read_reseed_requests)                                                    \
+    X(OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, NULL),           \
+      read_reseed_interval)                                                    \
+    X(OSSL_PARAM_utf8_string(PARAM_IMPL, NULL, 0), read_impl)                  \
+    X(OSSL_PARAM_int(PARAM_KERNEL_MIX, NULL), read_kernel_mix)
+/* clang-format on */
+
+#define SETTABLE_DEFINITION(definition, reader) definition,
+#define SETTABLE_READER(definition, reader) reader,
+
 static const OSSL_PARAM settable[] = {
-    OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, NULL),
-    OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, NULL),
-    OSSL_PARAM_utf8_string(PARAM_IMPL, NULL, 0),
-    OSSL_PARAM_int(PARAM_KERNEL_MIX, NULL),
-    OSSL_PARAM_END
+    RAND_SETTABLE(SETTABLE_DEFINITION) OSSL_PARAM_END
 };
+
+static rand_setting_fn *const settable_readers[] = {
+    RAND_SETTABLE(SETTABLE_READER)
+};
+
+int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
+{
+    CHACHARNG_RAND_CTX *ctx = vctx;
+    struct rand_settings to;
+    const OSSL_PARAM *p;
+    size_t i;
+
+    if (params == NULL)
+        return 1;
+    chacha_drbg_get_policy(ctx->drbg, &to.reseed_requests,
+                           &to.reseed_interval);
+    to.impl = chacha_drbg_impl(ctx->drbg);
+    to.kernel_mix = chacha_drbg_kernel_mix_on(ctx->drbg);
+    /* validate everything first, so a failure changes nothing */
+    for (i = 0; i < sizeof(settable_readers) / sizeof(settable_readers[0]);
+         i++) {
+        p = OSSL_PARAM_locate_const(params, settable[i].key);
+        if (p != NULL && !settable_readers[i](ctx->provctx, p, &to))
+            return 0;
+    }
+    chacha_drbg_set_policy(ctx->drbg, to.reseed_requests, to.reseed_interval);
+    chacha_drbg_set_impl(ctx->drbg, to.impl);
+    chacharng_kmix_set(ctx->drbg, to.kernel_mix);
+    return 1;
+}
 
 const OSSL_PARAM *chacharng_rand_gettable_ctx_params(void *vctx,
                                                      void *provctx)
