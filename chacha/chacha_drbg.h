@@ -33,7 +33,11 @@
 #define CHACHA_DRBG_DEFAULT_RESEED_REQUESTS 65536u
 #define CHACHA_DRBG_DEFAULT_RESEED_INTERVAL 3600
 
-/* Everything secret, in its own wipe-on-fork page: all zero = not seeded. */
+/*
+ * Everything secret, in its own wipe-on-fork page: all zero = not seeded.
+ * The inline path reads ks, avail, the counts, seed_time and seeded; the
+ * other fields share the page so that one wipe covers every secret.
+ */
 struct chacha_drbg_secret {
     uint32_t state[16];   /* constants, K, counter (always 0 at rest), N */
     uint8_t ks[CHACHA_DRBG_KS_BYTES]; /* last refill; unread bytes at the end */
@@ -55,19 +59,16 @@ struct chacha_drbg_secret {
 typedef int chacha_drbg_mix_fn(uint8_t g[CHACHA_KEY_BYTES]);
 
 /*
- * The generator.  Callers use the functions below, never the fields: the
- * struct is here only because the inline fast path (chacha_drbg_reseed_due()
- * and chacha_drbg_generate_fast()) reads the buffer, the counts, the fork
- * mode and the policy without a call.
+ * The part of a generator that the inline code below (the reseed decision
+ * and chacha_drbg_generate_fast()) reads without a call; the rest (kernel,
+ * kernel mixing) is chacha_drbg.c's alone.  Callers use the functions, never
+ * these fields.
  */
 struct chacha_drbg {
     struct chacha_drbg_secret *s;
-    const struct chacha_impl *impl;
     enum chacha_fork_mode fork_mode;
     unsigned int reseed_requests; /* 0 = no limit on calls per seed */
     time_t reseed_interval;       /* seconds; 0 = no time limit */
-    chacha_drbg_mix_fn *kernel_mix; /* NULL: kernel mixing off */
-    unsigned int mix_failures;      /* kernel reads that failed (atomic) */
 };
 
 /* Allocate a generator using kernel |impl|.  Returns NULL on failure. */
@@ -88,7 +89,7 @@ void chacha_drbg_get_policy(const struct chacha_drbg *d,
                             unsigned int *reseed_requests,
                             time_t *reseed_interval);
 
-/* The kernel that computes the keystream; a new one applies from the next block. */
+/* The kernel that computes the keystream (a new one applies at once). */
 const struct chacha_impl *chacha_drbg_impl(const struct chacha_drbg *d);
 void chacha_drbg_set_impl(struct chacha_drbg *d,
                           const struct chacha_impl *impl);
@@ -166,30 +167,57 @@ static inline int chacha_drbg_is_seeded(const struct chacha_drbg *d)
 }
 
 /*
- * The reseed decision, the one definition: 1 if a reseed must come before
- * the next call.  It is due when the generator is not seeded (never, wiped
- * or forked), after reseed_requests calls, after 16 MiB, and after the
- * reseed interval as measured at |now| (a clock that went backwards also
- * reseeds).  |now| is read only if an interval is set.
+ * The reseed decision, the one definition, in two parts: a reseed must come
+ * before the next call if chacha_drbg_due_untimed() or
+ * chacha_drbg_due_timed() says so.  The untimed part: the generator is not
+ * seeded (never, wiped or forked), or has served reseed_requests calls, or
+ * 16 MiB.
  */
-static inline int chacha_drbg_reseed_due_at(const struct chacha_drbg *d,
-                                            time_t now)
+static inline int chacha_drbg_due_untimed(const struct chacha_drbg *d)
 {
     const struct chacha_drbg_secret *s = d->s;
 
     return !chacha_drbg_is_seeded(d)
            || (d->reseed_requests != 0 && s->calls >= d->reseed_requests)
-           || s->bytes >= CHACHA_DRBG_RESEED_BYTES
-           || (d->reseed_interval != 0
-               && (now < s->seed_time
-                   || now - s->seed_time >= d->reseed_interval));
+           || s->bytes >= CHACHA_DRBG_RESEED_BYTES;
 }
 
-/* chacha_drbg_reseed_due_at() now: the clock is read only if a time limit is set. */
+/*
+ * The timed part: a reseed interval of |interval| seconds (0: no time
+ * limit) since the seeding recorded in |s| is over at |now|, or the clock
+ * went backwards.
+ */
+static inline int chacha_drbg_due_timed(const struct chacha_drbg_secret *s,
+                                        time_t interval, time_t now)
+{
+    return interval != 0
+           && (now < s->seed_time || now - s->seed_time >= interval);
+}
+
+/* 1 if a reseed is due before the next call, at time |now|. */
+static inline int chacha_drbg_reseed_due_at(const struct chacha_drbg *d,
+                                            time_t now)
+{
+    return chacha_drbg_due_untimed(d)
+           || chacha_drbg_due_timed(d->s, d->reseed_interval, now);
+}
+
+/*
+ * The same at the current time, for every generate path: the clock is read
+ * last, and only if a time limit is set.  |s| is kept in a local so that
+ * the compiler need not load it again after the call.
+ */
 static inline int chacha_drbg_reseed_due(const struct chacha_drbg *d)
 {
-    return chacha_drbg_reseed_due_at(d,
-                                     d->reseed_interval != 0 ? time(NULL) : 0);
+    const struct chacha_drbg_secret *s = d->s;
+    time_t now;
+
+    if (chacha_drbg_due_untimed(d))
+        return 1;
+    if (d->reseed_interval == 0)
+        return 0;
+    now = time(NULL);
+    return chacha_drbg_due_timed(s, d->reseed_interval, now);
 }
 
 /*

@@ -331,6 +331,49 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
     chacha_drbg_free(d);
 }
 
+/*
+ * "Seeded" means seeded in this process, in every fork mode: a fork child's
+ * reseed with E starts from K = 0, N = 0 like instantiate(E), so it gives
+ * what a wipe-on-fork child gives, and nothing of the inherited key.
+ */
+static void test_fork_child_reseed(enum chacha_fork_mode mode,
+                                   const char *name)
+{
+    struct chacha_drbg *d;
+    int status;
+    pid_t pid;
+
+    chacha_secpage_force_mode(mode);
+    d = seeded_drbg();
+    chacha_secpage_force_mode(0);
+    if (!TU_OK(d != NULL, "new generator (%s)", name))
+        return;
+    if (d->fork_mode != mode) {
+        tu_skip("fork mode %s: kernel does not honour madvise here", name);
+        chacha_drbg_free(d);
+        return;
+    }
+    pid = fork();
+    if (pid == 0) {
+        static const uint8_t e[CHACHA_DRBG_SEED_BYTES] = { 0xe5, 0xee, 0xd };
+        uint8_t got[100], want[100];
+        struct chacha_drbg *fresh = chacha_drbg_new(impl_under_test());
+
+        if (fresh == NULL)
+            _exit(2);
+        chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
+        chacha_drbg_generate(d, got, sizeof(got), NULL, 0);
+        chacha_drbg_instantiate(fresh, e, sizeof(e), NULL, 0);
+        chacha_drbg_generate(fresh, want, sizeof(want), NULL, 0);
+        _exit(memcmp(got, want, sizeof(got)) == 0 ? 0 : 1);
+    }
+    TU_OK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)
+              && WEXITSTATUS(status) == 0,
+          "fork mode %s: a child's reseed(E) gives what instantiate(E) gives",
+          name);
+    chacha_drbg_free(d);
+}
+
 /* ------------------------------------------------------------------------
  * A simulated VM snapshot clone (kernel mixing, DESIGN.md section 3)
  * ------------------------------------------------------------------------ */
@@ -408,7 +451,7 @@ static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
     draw(d2, b, sizeof(b), req);
     last = last_match(a, b, sizeof(a));
     *same = memcmp(a, b, sizeof(a)) == 0;
-    *failures = d1->mix_failures + d2->mix_failures;
+    *failures = chacha_drbg_mix_failures(d1) + chacha_drbg_mix_failures(d2);
  out:
     chacha_drbg_free(d1);
     chacha_drbg_free(d2);
@@ -468,6 +511,9 @@ static void body(void)
     test_fork_mode(CHACHA_FORK_GETPID, "getpid", stack);
     if (stack != NULL)
         munmap(stack, STACK_BYTES);
+    test_fork_child_reseed(CHACHA_FORK_WIPEONFORK, "wipe-on-fork");
+    test_fork_child_reseed(CHACHA_FORK_ATFORK, "atfork");
+    test_fork_child_reseed(CHACHA_FORK_GETPID, "getpid");
     test_clone();
 
     chacha_secpage_fail_next(1);
