@@ -24,26 +24,13 @@
 #include <unistd.h>
 
 #include "chacha_drbg.h"
+#include "hex.h"
 #include "testutil.h"
-
-static const struct chacha_impl *impl_under_test(void)
-{
-    const char *name = getenv("CHACHARNG_IMPL");
-    const struct chacha_impl *impl = name ? chacha_impl_by_name(name) : NULL;
-
-    return impl != NULL ? impl : chacha_impl_best();
-}
-
-static void unhex(uint8_t *out, const char *hex)
-{
-    for (; hex[0] != '\0'; hex += 2, out++)
-        sscanf(hex, "%2hhx", out);
-}
 
 static struct chacha_drbg *seeded_drbg(void)
 {
     uint8_t seed[CHACHA_DRBG_SEED_BYTES];
-    struct chacha_drbg *d = chacha_drbg_new(impl_under_test());
+    struct chacha_drbg *d = chacha_drbg_new(tu_impl_under_test());
     size_t i;
 
     if (d == NULL)
@@ -63,15 +50,19 @@ static void test_pinned(void)
     if (!TU_OK(d != NULL, "new generator"))
         return;
     chacha_drbg_generate(d, got, 64, NULL, 0);
-    unhex(want, "c0522d44072cd173b35e4dfae606898f149d753f0d464cf3a181493e18e3bef3"
-                "f5cb870748f82f113487e515dd73d23148dec4f52844a39da764abd003a5c8d2");
+    tu_unhex(
+        want, sizeof(want),
+        "c0522d44072cd173b35e4dfae606898f149d753f0d464cf3a181493e18e3bef3"
+        "f5cb870748f82f113487e515dd73d23148dec4f52844a39da764abd003a5c8d2");
     TU_OK(memcmp(got, want, 64) == 0, "seed 00..2f: first 64 bytes pinned");
     chacha_drbg_generate(d, got, 2000, NULL, 0);
-    unhex(want, "3c111f4cbde53ebd158d19dec35c6feb06124d737d118b964dd1db6d3b4f5390");
+    tu_unhex(
+        want, sizeof(want),
+        "3c111f4cbde53ebd158d19dec35c6feb06124d737d118b964dd1db6d3b4f5390");
     TU_OK(memcmp(got + 2000 - 32, want, 32) == 0,
           "then 2000 bytes (direct path): last 32 pinned");
     chacha_drbg_generate(d, got, 5, NULL, 0);
-    unhex(want, "8dc21a6f33");
+    tu_unhex(want, sizeof(want), "8dc21a6f33");
     TU_OK(memcmp(got, want, 5) == 0, "then 5 bytes pinned");
     chacha_drbg_free(d);
 }
@@ -120,8 +111,7 @@ static void test_erasure(void)
             && contains(s, sizeof(*s), old_key, sizeof(old_key)))
             key_gone = 0;
         /* bytes served from the old buffer position are zero now */
-        if (sizes[i] <= before_avail
-            && !all_zero(s->ks + pos, sizes[i]))
+        if (sizes[i] <= before_avail && !all_zero(s->ks + pos, sizes[i]))
             wiped = 0;
         /* the rekey block (block 0) is always wiped */
         if (!all_zero(s->ks, CHACHA_BLOCK_BYTES))
@@ -143,7 +133,7 @@ static void test_erasure(void)
     memcpy(old_key, s->state + 4, sizeof(old_key));
     chacha_drbg_generate(d, out, 3, (const uint8_t *)"adin", 4);
     TU_OK(!contains(s, sizeof(*s), old_key, sizeof(old_key))
-          && s->avail == CHACHA_DRBG_BUF_BYTES - 3,
+              && s->avail == CHACHA_DRBG_BUF_BYTES - 3,
           "additional input rekeys and empties the buffer before serving");
 
     TU_OK(!chacha_drbg_is_zeroized(d), "seeded state is not zero");
@@ -227,9 +217,9 @@ pid_t _Fork(void) __attribute__((weak));
 
 enum split { SPLIT_FORK, SPLIT_UFORK, SPLIT_CLONE, SPLIT_SYSFORK, NSPLIT };
 
-static const char *const split_name[NSPLIT] = {
-    "fork()", "_Fork()", "clone() without CLONE_VM", "syscall(SYS_fork)"
-};
+static const char *const split_name[NSPLIT] = { "fork()", "_Fork()",
+                                                "clone() without CLONE_VM",
+                                                "syscall(SYS_fork)" };
 
 #define STACK_BYTES (256 * 1024)
 
@@ -239,8 +229,9 @@ static int child_fd;
 
 static int child_reports(void)
 {
-    char due = (char)('0' + chacha_drbg_reseed_due(child_drbg,
-                                                   child_drbg->s->seed_time));
+    char due =
+        (char)('0'
+               + chacha_drbg_reseed_due(child_drbg, child_drbg->s->seed_time));
 
     return write(child_fd, &due, 1) == 1 ? 0 : 2;
 }
@@ -393,7 +384,7 @@ static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
 {
     static uint8_t a[CLONE_STRETCH], b[CLONE_STRETCH], pre[2048];
     struct chacha_drbg *d1 = seeded_drbg();
-    struct chacha_drbg *d2 = chacha_drbg_new(impl_under_test());
+    struct chacha_drbg *d2 = chacha_drbg_new(tu_impl_under_test());
     long last = -2;
 
     *same = 0;
@@ -409,7 +400,7 @@ static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
     last = last_match(a, b, sizeof(a));
     *same = memcmp(a, b, sizeof(a)) == 0;
     *failures = d1->mix_failures + d2->mix_failures;
- out:
+out:
     chacha_drbg_free(d1);
     chacha_drbg_free(d2);
     return last;
@@ -445,7 +436,8 @@ static void test_clone(void)
     clone_run(mix_fails, 100, 1024, &unread, &failures, &same);
     TU_OK(same && failures > 0,
           "clone, every kernel read failing: counted (%u), output as with "
-          "mixing off", failures);
+          "mixing off",
+          failures);
 }
 
 static void body(void)
@@ -453,7 +445,7 @@ static void body(void)
     struct chacha_drbg *d;
     unsigned char *stack;
 
-    tu_diag("kernel %s, madvise honoured: %d", impl_under_test()->name,
+    tu_diag("kernel %s, madvise honoured: %d", tu_impl_under_test()->name,
             chacha_secpage_madvise_works());
     test_pinned();
     test_erasure();
@@ -471,7 +463,7 @@ static void body(void)
     test_clone();
 
     chacha_secpage_fail_next(1);
-    d = chacha_drbg_new(impl_under_test());
+    d = chacha_drbg_new(tu_impl_under_test());
     TU_OK(d == NULL, "a failed mapping makes chacha_drbg_new fail");
     chacha_drbg_free(d);
 }

@@ -796,7 +796,7 @@ static void test_bad_numbers(struct guard *g)
  */
 static void test_bad_impl(struct guard *g)
 {
-    const char *cur = pu_expected_impl(), *to = other_impl(cur);
+    const char *cur = tu_expected_impl(), *to = other_impl(cur);
     size_t tolen = strlen(to);
     char buf[32], *nullp = NULL, *ptr = buf, what[128];
     unsigned int num = 1;
@@ -1078,7 +1078,7 @@ static void test_bad_get_params(void)
     for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++)
         check_get_number(get_ctx, ctx, numbers[i].key, numbers[i].type,
                          numbers[i].size);
-    check_get_string(get_ctx, ctx, "impl", pu_expected_impl());
+    check_get_string(get_ctx, ctx, "impl", tu_expected_impl());
     EVP_RAND_CTX_free(ctx);
 
     check_get_number(get_prov, env.prov, OSSL_PROV_PARAM_STATUS,

@@ -24,6 +24,22 @@ const char *tu_impl(void)
     return e != NULL ? e : "default";
 }
 
+const char *tu_expected_impl(void)
+{
+    const char *e = getenv("CHACHARNG_IMPL");
+
+    return e != NULL && *e != '\0' ? e : chacha_impl_best()->name;
+}
+
+const struct chacha_impl *tu_impl_under_test(void)
+{
+    const char *e = getenv("CHACHARNG_IMPL");
+    const struct chacha_impl *impl =
+        e != NULL && *e != '\0' ? chacha_impl_by_name(e) : NULL;
+
+    return impl != NULL ? impl : chacha_impl_best();
+}
+
 int tu_ok(int cond, const char *fmt, ...)
 {
     va_list ap;

@@ -16,18 +16,21 @@
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 
-#define PU_PROVIDER "chacharng"
-#define PU_ALG "CHACHA20-DRBG"
-#define PU_PROPQ "provider=chacharng"
+#include "prov.h"
+
+/* The names the product registers (provider/prov.h). */
+#define PU_PROVIDER CHACHARNG_NAME
+#define PU_ALG CHACHARNG_ALG_NAME
+#define PU_PROPQ "provider=" CHACHARNG_NAME
 #define PU_STRENGTH 256u
 #define PU_SEED_BYTES 48 /* entropy per (re)seed, DESIGN.md section 3 */
 
 struct pu_env {
     OSSL_LIB_CTX *libctx;
-    OSSL_PROVIDER *deflt;  /* "default": TEST-RAND */
-    OSSL_PROVIDER *prov;   /* "chacharng" */
-    EVP_RAND *rand;        /* CHACHA20-DRBG from chacharng */
-    EVP_RAND *test_rand;   /* TEST-RAND from default */
+    OSSL_PROVIDER *deflt; /* "default": TEST-RAND */
+    OSSL_PROVIDER *prov;  /* "chacharng" */
+    EVP_RAND *rand;       /* CHACHA20-DRBG from chacharng */
+    EVP_RAND *test_rand;  /* TEST-RAND from default */
 };
 
 /*
@@ -37,12 +40,6 @@ struct pu_env {
  */
 int pu_env_init(struct pu_env *env);
 void pu_env_free(struct pu_env *env);
-
-/*
- * The kernel the provider should be running: CHACHARNG_IMPL when set,
- * otherwise the best one the CPU supports.
- */
-const char *pu_expected_impl(void);
 
 /*
  * An instantiated TEST-RAND whose get_seed hands out |seed| (|seedlen|
