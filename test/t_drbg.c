@@ -50,15 +50,13 @@ static void test_pinned(void)
     if (!TU_OK(d != NULL, "new generator"))
         return;
     chacha_drbg_generate(d, got, 64, NULL, 0);
-    tu_unhex(
-        want, sizeof(want),
-        "c0522d44072cd173b35e4dfae606898f149d753f0d464cf3a181493e18e3bef3"
-        "f5cb870748f82f113487e515dd73d23148dec4f52844a39da764abd003a5c8d2");
+    tu_unhex(want, sizeof(want),
+             "c0522d44072cd173b35e4dfae606898f149d753f0d464cf3a181493e18e3bef3"
+             "f5cb870748f82f113487e515dd73d23148dec4f52844a39da764abd003a5c8d2");
     TU_OK(memcmp(got, want, 64) == 0, "seed 00..2f: first 64 bytes pinned");
     chacha_drbg_generate(d, got, 2000, NULL, 0);
-    tu_unhex(
-        want, sizeof(want),
-        "3c111f4cbde53ebd158d19dec35c6feb06124d737d118b964dd1db6d3b4f5390");
+    tu_unhex(want, sizeof(want),
+             "3c111f4cbde53ebd158d19dec35c6feb06124d737d118b964dd1db6d3b4f5390");
     TU_OK(memcmp(got + 2000 - 32, want, 32) == 0,
           "then 2000 bytes (direct path): last 32 pinned");
     chacha_drbg_generate(d, got, 5, NULL, 0);
@@ -111,7 +109,8 @@ static void test_erasure(void)
             && contains(s, sizeof(*s), old_key, sizeof(old_key)))
             key_gone = 0;
         /* bytes served from the old buffer position are zero now */
-        if (sizes[i] <= before_avail && !all_zero(s->ks + pos, sizes[i]))
+        if (sizes[i] <= before_avail
+            && !all_zero(s->ks + pos, sizes[i]))
             wiped = 0;
         /* the rekey block (block 0) is always wiped */
         if (!all_zero(s->ks, CHACHA_BLOCK_BYTES))
@@ -133,7 +132,7 @@ static void test_erasure(void)
     memcpy(old_key, s->state + 4, sizeof(old_key));
     chacha_drbg_generate(d, out, 3, (const uint8_t *)"adin", 4);
     TU_OK(!contains(s, sizeof(*s), old_key, sizeof(old_key))
-              && s->avail == CHACHA_DRBG_BUF_BYTES - 3,
+          && s->avail == CHACHA_DRBG_BUF_BYTES - 3,
           "additional input rekeys and empties the buffer before serving");
 
     TU_OK(!chacha_drbg_is_zeroized(d), "seeded state is not zero");
@@ -217,9 +216,9 @@ pid_t _Fork(void) __attribute__((weak));
 
 enum split { SPLIT_FORK, SPLIT_UFORK, SPLIT_CLONE, SPLIT_SYSFORK, NSPLIT };
 
-static const char *const split_name[NSPLIT] = { "fork()", "_Fork()",
-                                                "clone() without CLONE_VM",
-                                                "syscall(SYS_fork)" };
+static const char *const split_name[NSPLIT] = {
+    "fork()", "_Fork()", "clone() without CLONE_VM", "syscall(SYS_fork)"
+};
 
 #define STACK_BYTES (256 * 1024)
 
@@ -229,9 +228,8 @@ static int child_fd;
 
 static int child_reports(void)
 {
-    char due =
-        (char)('0'
-               + chacha_drbg_reseed_due(child_drbg, child_drbg->s->seed_time));
+    char due = (char)('0' + chacha_drbg_reseed_due(child_drbg,
+                                                   child_drbg->s->seed_time));
 
     return write(child_fd, &due, 1) == 1 ? 0 : 2;
 }
@@ -400,7 +398,7 @@ static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
     last = last_match(a, b, sizeof(a));
     *same = memcmp(a, b, sizeof(a)) == 0;
     *failures = d1->mix_failures + d2->mix_failures;
-out:
+ out:
     chacha_drbg_free(d1);
     chacha_drbg_free(d2);
     return last;
@@ -436,8 +434,7 @@ static void test_clone(void)
     clone_run(mix_fails, 100, 1024, &unread, &failures, &same);
     TU_OK(same && failures > 0,
           "clone, every kernel read failing: counted (%u), output as with "
-          "mixing off",
-          failures);
+          "mixing off", failures);
 }
 
 static void body(void)
