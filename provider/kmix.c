@@ -23,10 +23,7 @@
 #include <gnu/libc-version.h>
 #endif
 
-#include "prov.h"
-
-/* Set once at load when CHACHARNG_DEBUG is set; read on the failure path. */
-static int kmix_debug;
+#include "rand_local.h"
 
 /* ------------------------------------------------------------------------
  * What `auto` asks: does this C library serve getrandom from the vDSO?
@@ -173,8 +170,6 @@ int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov)
     char why[64];
     int libc, vdso;
 
-    __atomic_store_n(&kmix_debug, getenv("CHACHARNG_DEBUG") != NULL,
-                     __ATOMIC_RELAXED);
     if (v == NULL || *v == '\0') {
         v = config_kernel_mix(prov);
         origin = "config key kernel_mix";
@@ -193,15 +188,13 @@ int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov)
     libc = libc_has_vdso_getrandom(why, sizeof(why));
     vdso = vdso_has_getrandom();
     prov->kernel_mix_vdso = libc && vdso;
-    if (getenv("CHACHARNG_DEBUG") != NULL)
-        fprintf(stderr,
-                "chacharng: kernel mixing %s (%s; %s, vDSO getrandom %s)\n",
-                prov->kernel_mix == CHACHARNG_KMIX_ON    ? "on"
-                : prov->kernel_mix == CHACHARNG_KMIX_OFF ? "off"
-                : prov->kernel_mix_vdso                  ? "auto: on"
-                                                         : "auto: off",
-                v != NULL ? origin : "default", why,
-                vdso ? "exported" : "absent");
+    CHACHARNG_DEBUG_LOG("kernel mixing %s (%s; %s, vDSO getrandom %s)",
+                        prov->kernel_mix == CHACHARNG_KMIX_ON    ? "on"
+                        : prov->kernel_mix == CHACHARNG_KMIX_OFF ? "off"
+                        : prov->kernel_mix_vdso                  ? "auto: on"
+                                                                 : "auto: off",
+                        v != NULL ? origin : "default", why,
+                        vdso ? "exported" : "absent");
     return 1;
 }
 
@@ -217,7 +210,7 @@ int chacharng_kmix_default(const CHACHARNG_PROV_CTX *prov,
     if (ctx == NULL || ctx->parent == NULL)
         return prov->kernel_mix_vdso;
     /* a chacharng parent: follow its choice, so a chain agrees */
-    if (ctx->parent_get_ctx_params == chacharng_rand_get_ctx_params) {
+    if (chacharng_parent_is_ours(ctx)) {
         const CHACHARNG_RAND_CTX *parent = ctx->parent;
 
         return chacha_drbg_kernel_mix_on(parent->drbg);
@@ -243,14 +236,13 @@ int chacharng_kmix_read(uint8_t g[CHACHA_KEY_BYTES])
 
     if (r == CHACHA_KEY_BYTES)
         return 1;
-    if (__atomic_load_n(&kmix_debug, __ATOMIC_RELAXED)) {
+    if (chacharng_debug_enabled()) {
         /* the 1st, 2nd, 4th, 8th ... failure: seen, but never a flood */
         n = __atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
         if ((n & (n - 1)) == 0)
-            fprintf(stderr,
-                    "chacharng: kernel mixing skipped: getrandom gave %s"
-                    " (failure %lu in this process)\n",
-                    r < 0 ? strerror(errno) : "a short read", n);
+            chacharng_debug_log("kernel mixing skipped: getrandom gave %s"
+                                " (failure %lu in this process)",
+                                r < 0 ? strerror(errno) : "a short read", n);
     }
     return 0;
 }

@@ -19,7 +19,6 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +75,6 @@ struct chacharng_library_rng {
     unsigned long events; /* provider activations and our deactivation */
     int named;            /* CHACHA20-DRBG is the stored DRBG name, by us */
     int closed;           /* the primary exists: nothing left to decide */
-    int debug;
 };
 
 static int env_opted_out(void)
@@ -217,7 +215,6 @@ int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,
     OSSL_FUNC_provider_register_child_cb_fn *reg = NULL;
     OSSL_FUNC_provider_deregister_child_cb_fn *dereg = NULL;
     OSSL_LIB_CTX *libctx = NULL;
-    int debug = getenv("CHACHARNG_DEBUG") != NULL;
     const char *why = NULL;
 
     for (; in != NULL && in->function_id != 0; in++) {
@@ -242,8 +239,7 @@ int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,
     else if (reg == NULL || dereg == NULL)
         why = "the core has no provider callbacks";
     if (why != NULL) {
-        if (debug)
-            fprintf(stderr, "chacharng: library DRBG left alone (%s)\n", why);
+        CHACHARNG_DEBUG_LOG("library DRBG left alone (%s)", why);
         return 1;
     }
     lr = calloc(1, sizeof(*lr));
@@ -253,7 +249,6 @@ int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,
     }
     lr->libctx = libctx;
     lr->handle = prov->handle;
-    lr->debug = debug;
     if (!reg(prov->handle, provider_activated, provider_deactivated,
              global_props_changed, lr)) {
         pthread_mutex_destroy(&lr->lock);
@@ -313,11 +308,10 @@ static void set_name(struct chacharng_library_rng *lr, int want,
         return;
     }
     lr->named = want;
-    if (lr->debug)
-        fprintf(stderr, "chacharng: %s (%s)\n",
-                want ? "CHACHA20-DRBG named as the library DRBG"
-                     : "library DRBG name given back",
-                why);
+    CHACHARNG_DEBUG_LOG("%s (%s)",
+                        want ? "CHACHA20-DRBG named as the library DRBG"
+                             : "library DRBG name given back",
+                        why);
 }
 
 int chacharng_library_rng_query(CHACHARNG_PROV_CTX *prov)

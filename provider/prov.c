@@ -24,38 +24,31 @@ static OSSL_FUNC_provider_query_operation_fn chacharng_prov_query;
 static OSSL_FUNC_provider_get_reason_strings_fn chacharng_prov_reasons;
 static OSSL_FUNC_provider_teardown_fn chacharng_prov_teardown;
 
+/* ------------------------------------------------------------------------
+ * Errors: reason strings and the raise every file uses
+ * ------------------------------------------------------------------------ */
+
+/* OpenSSL prints the library name, "chacharng", before each of these. */
 static const OSSL_ITEM reason_strings[] = {
-    { CHACHARNG_R_NOT_INSTANTIATED, "chacharng: DRBG not instantiated" },
-    { CHACHARNG_R_ALREADY_INSTANTIATED, "chacharng: DRBG already instantiated" },
-    { CHACHARNG_R_IN_ERROR_STATE, "chacharng: DRBG in error state" },
-    { CHACHARNG_R_STRENGTH_TOO_HIGH,
-      "chacharng: requested strength above 256 bits" },
+    { CHACHARNG_R_NOT_INSTANTIATED, "DRBG not instantiated" },
+    { CHACHARNG_R_ALREADY_INSTANTIATED, "DRBG already instantiated" },
+    { CHACHARNG_R_IN_ERROR_STATE, "DRBG in error state" },
+    { CHACHARNG_R_STRENGTH_TOO_HIGH, "requested strength above 256 bits" },
     { CHACHARNG_R_PERSONALISATION_TOO_LONG,
-      "chacharng: personalization string too long" },
-    { CHACHARNG_R_ADDITIONAL_INPUT_TOO_LONG,
-      "chacharng: additional input too long" },
-    { CHACHARNG_R_ENTROPY_INPUT_TOO_LONG, "chacharng: entropy input too long" },
-    { CHACHARNG_R_REQUEST_TOO_LARGE,
-      "chacharng: request larger than max_request" },
-    { CHACHARNG_R_PARENT_STRENGTH_TOO_LOW,
-      "chacharng: parent strength below 256 bits" },
-    { CHACHARNG_R_ENTROPY_SOURCE_FAILED,
-      "chacharng: entropy source failed" },
-    { CHACHARNG_R_INVALID_PARAMETER, "chacharng: invalid parameter value" },
-    { CHACHARNG_R_UNKNOWN_IMPL, "chacharng: unknown ChaCha20 kernel" },
-    { CHACHARNG_R_IMPL_NOT_SUPPORTED,
-      "chacharng: ChaCha20 kernel not supported here" },
-    { CHACHARNG_R_SELFTEST_FAILED, "chacharng: ChaCha20 kernel self-test failed" },
-    { CHACHARNG_R_OUT_OF_MEMORY, "chacharng: out of memory" },
-    { CHACHARNG_R_PARENT_LOCKING_FAILED,
-      "chacharng: parent could not enable locking" },
+      "personalization string too long" },
+    { CHACHARNG_R_ADDITIONAL_INPUT_TOO_LONG, "additional input too long" },
+    { CHACHARNG_R_ENTROPY_INPUT_TOO_LONG, "entropy input too long" },
+    { CHACHARNG_R_REQUEST_TOO_LARGE, "request larger than max_request" },
+    { CHACHARNG_R_PARENT_STRENGTH_TOO_LOW, "parent strength below 256 bits" },
+    { CHACHARNG_R_ENTROPY_SOURCE_FAILED, "entropy source failed" },
+    { CHACHARNG_R_INVALID_PARAMETER, "invalid parameter value" },
+    { CHACHARNG_R_UNKNOWN_IMPL, "unknown ChaCha20 kernel" },
+    { CHACHARNG_R_IMPL_NOT_SUPPORTED, "ChaCha20 kernel not supported here" },
+    { CHACHARNG_R_SELFTEST_FAILED, "ChaCha20 kernel self-test failed" },
+    { CHACHARNG_R_OUT_OF_MEMORY, "out of memory" },
+    { CHACHARNG_R_PARENT_LOCKING_FAILED, "parent could not enable locking" },
     { 0, NULL }
 };
-
-const OSSL_ITEM *chacharng_prov_reason_strings(void)
-{
-    return reason_strings;
-}
 
 static const OSSL_ITEM *chacharng_prov_reasons(void *provctx)
 {
@@ -79,7 +72,60 @@ void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
     va_end(ap);
 }
 
-/* ---------------------------------------------------------------------- */
+/* ------------------------------------------------------------------------
+ * Debug output and the checks every generator shares
+ * ------------------------------------------------------------------------ */
+
+static int debug_on; /* CHACHARNG_DEBUG, read at each provider load */
+
+static void debug_init(void)
+{
+    __atomic_store_n(&debug_on, getenv("CHACHARNG_DEBUG") != NULL,
+                     __ATOMIC_RELAXED);
+}
+
+int chacharng_debug_enabled(void)
+{
+    return __atomic_load_n(&debug_on, __ATOMIC_RELAXED);
+}
+
+void chacharng_debug_log(const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+
+    if (!chacharng_debug_enabled())
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    /* one write per line, so that threads' lines do not interleave */
+    fprintf(stderr, CHACHARNG_NAME ": %s\n", line);
+}
+
+int chacharng_strength_ok(const CHACHARNG_PROV_CTX *prov,
+                          unsigned int strength)
+{
+    if (strength <= CHACHA_DRBG_STRENGTH)
+        return 1;
+    CHACHARNG_RAISE(prov, CHACHARNG_R_STRENGTH_TOO_HIGH, "requested %u",
+                    strength);
+    return 0;
+}
+
+struct chacha_drbg *chacharng_drbg_new(const CHACHARNG_PROV_CTX *prov)
+{
+    struct chacha_drbg *d = chacha_drbg_new(prov->impl);
+
+    if (d == NULL)
+        CHACHARNG_RAISE(prov, CHACHARNG_R_OUT_OF_MEMORY,
+                        "cannot map the state page");
+    return d;
+}
+
+/* ------------------------------------------------------------------------
+ * The algorithm query and provider parameters
+ * ------------------------------------------------------------------------ */
 
 static const OSSL_ALGORITHM rand_algorithms[] = {
     { CHACHARNG_ALG_NAME, CHACHARNG_ALG_PROPS, chacharng_rand_functions,
@@ -97,20 +143,6 @@ static const OSSL_ALGORITHM *chacharng_prov_query(void *provctx,
     }
     *no_cache = chacharng_library_rng_query(provctx);
     return rand_algorithms;
-}
-
-static const OSSL_PARAM prov_gettable[] = {
-    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_NAME, OSSL_PARAM_UTF8_PTR, NULL, 0),
-    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_VERSION, OSSL_PARAM_UTF8_PTR, NULL, 0),
-    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_BUILDINFO, OSSL_PARAM_UTF8_PTR, NULL, 0),
-    OSSL_PARAM_DEFN(OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER, NULL, 0),
-    OSSL_PARAM_DEFN("impl", OSSL_PARAM_UTF8_PTR, NULL, 0),
-    OSSL_PARAM_END
-};
-
-static const OSSL_PARAM *chacharng_prov_gettable_params(void *provctx)
-{
-    return prov_gettable;
 }
 
 static const char *buildinfo(void)
@@ -131,26 +163,81 @@ static const char *buildinfo(void)
            " generic)";
 }
 
+/*
+ * The provider's gettable parameters, from one table as in rand_params.c:
+ * PROV_GETTABLE gives both the list and the answers, in that order.
+ */
+typedef int prov_answer_fn(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov);
+
+static int answer_name(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
+{
+    return chacharng_param_set_utf8(p, CHACHARNG_NAME);
+}
+
+static int answer_version(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
+{
+    return chacharng_param_set_utf8(p, PACKAGE_VERSION);
+}
+
+static int answer_buildinfo(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
+{
+    return chacharng_param_set_utf8(p, buildinfo());
+}
+
+static int answer_status(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
+{
+    return OSSL_PARAM_set_int(p, 1);
+}
+
+static int answer_impl(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
+{
+    return chacharng_param_set_utf8(p, prov->impl->name);
+}
+
+/* X(definition, answer) for every gettable key, in the listed order. */
+/* clang-format off */
+#define PROV_GETTABLE(X)                                                       \
+    X(OSSL_PARAM_DEFN(OSSL_PROV_PARAM_NAME, OSSL_PARAM_UTF8_PTR, NULL, 0),     \
+      answer_name)                                                             \
+    X(OSSL_PARAM_DEFN(OSSL_PROV_PARAM_VERSION, OSSL_PARAM_UTF8_PTR, NULL, 0),  \
+      answer_version)                                                          \
+    X(OSSL_PARAM_DEFN(OSSL_PROV_PARAM_BUILDINFO, OSSL_PARAM_UTF8_PTR, NULL,    \
+                      0),                                                      \
+      answer_buildinfo)                                                        \
+    X(OSSL_PARAM_DEFN(OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER, NULL, 0),    \
+      answer_status)                                                           \
+    X(OSSL_PARAM_DEFN("impl", OSSL_PARAM_UTF8_PTR, NULL, 0), answer_impl)
+/* clang-format on */
+
+#define GETTABLE_DEFINITION(definition, answer) definition,
+#define GETTABLE_ANSWER(definition, answer) answer,
+
+static const OSSL_PARAM prov_gettable[] = {
+    PROV_GETTABLE(GETTABLE_DEFINITION) OSSL_PARAM_END
+};
+
+static prov_answer_fn *const prov_gettable_answers[] = {
+    PROV_GETTABLE(GETTABLE_ANSWER)
+};
+
+static const OSSL_PARAM *chacharng_prov_gettable_params(void *provctx)
+{
+    return prov_gettable;
+}
+
 static int chacharng_prov_get_params(void *vprov, OSSL_PARAM params[])
 {
-    CHACHARNG_PROV_CTX *prov = vprov;
+    const CHACHARNG_PROV_CTX *prov = vprov;
     OSSL_PARAM *p;
+    size_t i;
 
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_NAME);
-    if (p != NULL && !chacharng_param_set_utf8(p, CHACHARNG_NAME))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_VERSION);
-    if (p != NULL && !chacharng_param_set_utf8(p, PACKAGE_VERSION))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_BUILDINFO);
-    if (p != NULL && !chacharng_param_set_utf8(p, buildinfo()))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_STATUS);
-    if (p != NULL && !OSSL_PARAM_set_int(p, 1))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, "impl");
-    if (p != NULL && !chacharng_param_set_utf8(p, prov->impl->name))
-        return chacharng_param_refused(prov, p);
+    for (i = 0;
+         i < sizeof(prov_gettable_answers) / sizeof(prov_gettable_answers[0]);
+         i++) {
+        p = OSSL_PARAM_locate(params, prov_gettable[i].key);
+        if (p != NULL && !prov_gettable_answers[i](p, prov))
+            return chacharng_param_refused(prov, p);
+    }
     return 1;
 }
 
@@ -173,7 +260,9 @@ static const OSSL_DISPATCH prov_functions[] = {
     { 0, NULL }
 };
 
-/* ---------------------------------------------------------------------- */
+/* ------------------------------------------------------------------------
+ * Load: the kernel, kernel mixing, and OSSL_provider_init
+ * ------------------------------------------------------------------------ */
 
 /* The `impl` key of our section in openssl.cnf, if any. */
 static const char *config_impl(const CHACHARNG_PROV_CTX *prov)
@@ -188,6 +277,33 @@ static const char *config_impl(const CHACHARNG_PROV_CTX *prov)
     if (!prov->core_get_params(prov->handle, params))
         return NULL;
     return value != NULL && *value != '\0' ? value : NULL;
+}
+
+const struct chacha_impl *chacharng_impl_find(const CHACHARNG_PROV_CTX *prov,
+                                              const char *origin,
+                                              const char *name, size_t len)
+{
+    const struct chacha_impl *list;
+    size_t n, i;
+
+    list = chacha_impl_list(&n);
+    for (i = 0; i < n; i++)
+        if (strlen(list[i].name) == len && memcmp(list[i].name, name, len) == 0)
+            break;
+    if (i == n) {
+        /* at most 32 bytes of a wrong name go into the message */
+        CHACHARNG_RAISE(prov, CHACHARNG_R_UNKNOWN_IMPL,
+                        "%s=%.*s: no such kernel in this build (%s)", origin,
+                        len < 32 ? (int)len : 32, name, buildinfo());
+        return NULL;
+    }
+    if (!chacha_impl_supported(&list[i])) {
+        CHACHARNG_RAISE(prov, CHACHARNG_R_IMPL_NOT_SUPPORTED,
+                        "%s=%s: this CPU or OS cannot run it", origin,
+                        list[i].name);
+        return NULL;
+    }
+    return &list[i];
 }
 
 /*
@@ -205,19 +321,9 @@ static int choose_impl(CHACHARNG_PROV_CTX *prov)
         origin = "config key impl";
     }
     if (name != NULL) {
-        impl = chacha_impl_by_name(name);
-        if (impl == NULL) {
-            CHACHARNG_RAISE(prov, CHACHARNG_R_UNKNOWN_IMPL,
-                            "%s=%s: no such kernel in this build (%s)", origin,
-                            name, buildinfo());
+        impl = chacharng_impl_find(prov, origin, name, strlen(name));
+        if (impl == NULL)
             return 0;
-        }
-        if (!chacha_impl_supported(impl)) {
-            CHACHARNG_RAISE(prov, CHACHARNG_R_IMPL_NOT_SUPPORTED,
-                            "%s=%s: this CPU or OS cannot run it", origin,
-                            name);
-            return 0;
-        }
     } else {
         impl = chacha_impl_best();
     }
@@ -227,9 +333,7 @@ static int choose_impl(CHACHARNG_PROV_CTX *prov)
         return 0;
     }
     prov->impl = impl;
-    if (getenv("CHACHARNG_DEBUG") != NULL)
-        fprintf(stderr, "chacharng: using the %s ChaCha20 kernel\n",
-                impl->name);
+    CHACHARNG_DEBUG_LOG("using the %s ChaCha20 kernel", impl->name);
     return 1;
 }
 
@@ -243,6 +347,7 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
     chacharng_cleanup_entropy_fn *cleanup = NULL, *cleanup_user = NULL;
     const OSSL_DISPATCH *in_start;
 
+    debug_init();
     if (prov == NULL)
         return 0;
     prov->handle = handle;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The provider's shared types: the provider context (core upcalls, the
- * kernel chosen at load), the RAND context, error reasons and the few
- * functions the provider/ files call across each other.
+ * The provider-wide types: the provider context (core upcalls, the kernel
+ * chosen at load), error reasons, debug output, and the functions the
+ * provider/ files call across each other.  The RAND context's internals
+ * are in rand_local.h.
  */
 #ifndef CHACHARNG_PROV_H
 #define CHACHARNG_PROV_H
@@ -41,20 +42,22 @@ enum chacharng_kmix {
     CHACHARNG_KMIX_OFF
 };
 
-struct rb_thread;
+struct rp_thread;
 struct chacharng_library_rng;
+/* An EVP_RAND context of CHACHA20-DRBG; rand_local.h has its fields. */
+typedef struct chacharng_rand_ctx CHACHARNG_RAND_CTX;
 
 typedef struct chacharng_prov_ctx {
     const OSSL_CORE_HANDLE *handle;
     const struct chacha_impl *impl; /* chosen once, at load */
     enum chacharng_kmix kernel_mix; /* chosen once, at load */
     int kernel_mix_vdso;            /* auto's answer: glibc and vDSO agree */
-    /* random_bytes.c: this instance on the random-provider path */
+    /* random_provider.c: this instance on the random-provider path */
     struct {
         size_t index;              /* our entry in every thread's table */
-        struct rb_thread *threads; /* the threads' records, under rb_lock */
+        struct rp_thread *threads; /* the threads' records, under rp_lock */
         int announced;             /* CHACHARNG_DEBUG line printed */
-    } rb;
+    } rp;
     OSSL_FUNC_core_get_params_fn *core_get_params;
     OSSL_FUNC_core_new_error_fn *core_new_error;
     OSSL_FUNC_core_set_error_debug_fn *core_set_error_debug;
@@ -64,25 +67,6 @@ typedef struct chacharng_prov_ctx {
     struct chacharng_library_rng *library_rng; /* NULL: never the library DRBG */
 } CHACHARNG_PROV_CTX;
 
-typedef struct chacharng_rand_ctx {
-    CHACHARNG_PROV_CTX *provctx;
-    struct chacha_drbg *drbg;
-    pthread_mutex_t *lock;       /* NULL until enable_locking */
-    int state;                   /* EVP_RAND_STATE_* */
-    unsigned int reseed_counter; /* bumped per (re)seed; children follow it */
-    time_t reseed_time;
-
-    /* Parent RAND, if any, and the entry points it exported. */
-    void *parent;
-    OSSL_FUNC_rand_get_seed_fn *parent_get_seed;
-    OSSL_FUNC_rand_clear_seed_fn *parent_clear_seed;
-    OSSL_FUNC_rand_get_ctx_params_fn *parent_get_ctx_params;
-    OSSL_FUNC_rand_set_ctx_params_fn *parent_set_ctx_params;
-    OSSL_FUNC_rand_lock_fn *parent_lock;
-    OSSL_FUNC_rand_unlock_fn *parent_unlock;
-    OSSL_FUNC_rand_enable_locking_fn *parent_enable_locking;
-    unsigned int parent_reseed_counter; /* at our last (re)seed */
-} CHACHARNG_RAND_CTX;
 
 /* Reasons reported through the core's error upcalls (prov.c has the text). */
 enum {
@@ -104,8 +88,9 @@ enum {
     CHACHARNG_R_PARENT_LOCKING_FAILED
 };
 
-/* prov.c */
-const OSSL_ITEM *chacharng_prov_reason_strings(void);
+/* ------------------------------------------------------------------------
+ * prov.c: errors, debug output and the checks every generator shares
+ * ------------------------------------------------------------------------ */
 void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
                           const char *file, int line, const char *func,
                           const char *fmt, ...)
@@ -114,14 +99,50 @@ void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
     chacharng_prov_raise((prov), (reason), __FILE__, __LINE__, __func__,       \
                          __VA_ARGS__)
 
-/* rand.c */
+/*
+ * CHACHARNG_DEBUG: when it is set at provider load, CHACHARNG_DEBUG_LOG
+ * prints one line, "chacharng: " and its printf-style arguments, to
+ * stderr.  chacharng_debug_enabled() says whether it is on, for callers
+ * that must do work before they print.
+ */
+int chacharng_debug_enabled(void);
+void chacharng_debug_log(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+#define CHACHARNG_DEBUG_LOG(...)                                               \
+    do {                                                                       \
+        if (chacharng_debug_enabled())                                         \
+            chacharng_debug_log(__VA_ARGS__);                                  \
+    } while (0)
+
+/*
+ * Refuse a request for more than CHACHA_DRBG_STRENGTH bits.  Returns 1 if
+ * |strength| can be served, else 0 with an error raised.
+ */
+int chacharng_strength_ok(const CHACHARNG_PROV_CTX *prov,
+                          unsigned int strength);
+/*
+ * A new generator on |prov|'s kernel, its state in a page of its own.
+ * Returns NULL with an error raised if that page cannot be mapped.
+ */
+struct chacha_drbg *chacharng_drbg_new(const CHACHARNG_PROV_CTX *prov);
+/*
+ * The kernel named by the |len| bytes at |name| (no NUL needed), which
+ * must be compiled in and run here.  |origin| says where the name came
+ * from ("CHACHARNG_IMPL", "config key impl", "impl") for the error.
+ * Returns NULL with an error raised otherwise.
+ */
+const struct chacha_impl *chacharng_impl_find(const CHACHARNG_PROV_CTX *prov,
+                                              const char *origin,
+                                              const char *name, size_t len);
+
+/* ------------------------------------------------------------------------
+ * rand.c: the EVP_RAND entry points of CHACHA20-DRBG
+ * ------------------------------------------------------------------------ */
 extern const OSSL_DISPATCH chacharng_rand_functions[];
 
-/* rand_params.c */
-OSSL_FUNC_rand_get_ctx_params_fn chacharng_rand_get_ctx_params;
-OSSL_FUNC_rand_set_ctx_params_fn chacharng_rand_set_ctx_params;
-OSSL_FUNC_rand_gettable_ctx_params_fn chacharng_rand_gettable_ctx_params;
-OSSL_FUNC_rand_settable_ctx_params_fn chacharng_rand_settable_ctx_params;
+/* ------------------------------------------------------------------------
+ * rand_params.c: answers in the caller's OSSL_PARAM, shared with prov.c
+ * ------------------------------------------------------------------------ */
 /*
  * Answer |p| with the string |s|: a UTF8_PTR gets the pointer, a
  * UTF8_STRING a copy with its NUL, NULL data only the length.  return_size
@@ -133,30 +154,38 @@ int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s);
 int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov,
                             const OSSL_PARAM *p);
 
-/* seed.c */
-/*
- * Fill |out| with CHACHA_DRBG_SEED_BYTES of fresh entropy for |ctx|: from
- * the parent, else the core, else getrandom(2).  Requires ctx's own lock to
- * be held if it is locked.  Returns 1 on success, 0 (with an error raised)
- * on failure.
- */
-int chacharng_seed_get(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
-                       int prediction_resistance);
+/* ------------------------------------------------------------------------
+ * seed.c: entropy, and the one path that seeds a generator with it
+ * ------------------------------------------------------------------------ */
 /*
  * Fill |out| with CHACHA_DRBG_SEED_BYTES from the core's entropy upcall,
  * else getrandom(2): the source of every generator without a parent.
  * Returns 1 on success, 0 (with an error raised) on failure.
  */
 int chacharng_seed_os(const CHACHARNG_PROV_CTX *prov, unsigned char *out);
-/* Read the parent's strength; returns 1 and sets *|strength| on success. */
-int chacharng_seed_parent_strength(CHACHARNG_RAND_CTX *ctx,
-                                   unsigned int *strength);
+
+/* What a seeding absorbs besides the fresh entropy E it fetches. */
+struct chacharng_seed_input {
+    int instantiate;            /* 1: start over from E || pers */
+    int prediction_resistance;  /* asked of the parent, if any */
+    const unsigned char *ent;   /* reseed: ent || E || adin on top */
+    size_t entlen;
+    const unsigned char *pers;  /* instantiate only */
+    size_t perslen;
+    const unsigned char *adin;  /* reseed only */
+    size_t adinlen;
+};
 /*
- * Read the parent's reseed counter into *|counter|.  Returns 0 when the
- * parent has none (then it never triggers a reseed).
+ * Seed generator |d| as |in| says: fetch E (for the RAND context |ctx|
+ * from its source, chacharng_seed_get; for a random-provider generator,
+ * |ctx| NULL, from chacharng_seed_os), absorb it, wipe it, and record the
+ * seeding (|ctx|'s reseed counter and time).  Requires ctx's lock, if
+ * any.  On failure |d| is wiped, so nothing unseeded is ever output, and
+ * |ctx| goes to the error state; returns 0 with an error raised.
  */
-int chacharng_seed_parent_counter(CHACHARNG_RAND_CTX *ctx,
-                                  unsigned int *counter);
+int chacharng_seed_drbg(const CHACHARNG_PROV_CTX *prov,
+                        CHACHARNG_RAND_CTX *ctx, struct chacha_drbg *d,
+                        const struct chacharng_seed_input *in);
 
 /* ------------------------------------------------------------------------
  * kmix.c: kernel mixing (DESIGN.md sections 2 and 3)
@@ -179,7 +208,8 @@ void chacharng_kmix_set(struct chacha_drbg *d, int on);
 chacha_drbg_mix_fn chacharng_kmix_read;
 
 /* ------------------------------------------------------------------------
- * random_bytes.c: the OpenSSL 3.5+ random-provider path (DESIGN.md sec. 7)
+ * random_provider.c: the OpenSSL 3.5+ random-provider path (DESIGN.md
+ * sec. 7)
  * ------------------------------------------------------------------------ */
 typedef int chacharng_random_bytes_fn(void *provctx, int which, void *buf,
                                       size_t n, unsigned int strength);
@@ -206,7 +236,6 @@ chacharng_random_bytes_fn chacharng_random_bytes;
 int chacharng_random_init(CHACHARNG_PROV_CTX *prov);
 /* Wipe and unmap every thread's generators of |prov| (provider teardown). */
 void chacharng_random_teardown(CHACHARNG_PROV_CTX *prov);
-
 
 /* ------------------------------------------------------------------------
  * library_rng.c: CHACHA20-DRBG as the library DRBG of `-provider chacharng`

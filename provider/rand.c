@@ -16,8 +16,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
-#include "prov.h"
-#include "wipe.h"
+#include "rand_local.h"
 
 static OSSL_FUNC_rand_newctx_fn chacharng_rand_newctx;
 static OSSL_FUNC_rand_freectx_fn chacharng_rand_freectx;
@@ -43,10 +42,8 @@ static void *chacharng_rand_newctx(void *provctx, void *parent,
         return NULL;
     }
     ctx->provctx = prov;
-    ctx->drbg = chacha_drbg_new(prov->impl);
+    ctx->drbg = chacharng_drbg_new(prov);
     if (ctx->drbg == NULL) {
-        CHACHARNG_RAISE(prov, CHACHARNG_R_OUT_OF_MEMORY,
-                        "cannot map the state page");
         free(ctx);
         return NULL;
     }
@@ -102,16 +99,6 @@ static void chacharng_rand_freectx(void *vctx)
 }
 
 /*
- * Bookkeeping shared by instantiate and every reseed (the parent's counter
- * was noted by the seed code, under the parent's lock).
- */
-static void note_seeded(CHACHARNG_RAND_CTX *ctx)
-{
-    __atomic_add_fetch(&ctx->reseed_counter, 1, __ATOMIC_RELAXED);
-    ctx->reseed_time = chacha_drbg_seed_time(ctx->drbg);
-}
-
-/*
  * Instantiate from scratch: fresh entropy then |pers|.  Requires the lock
  * (if any) to be held.  Returns 1 on success, 0 on failure with the state
  * set to error.
@@ -119,7 +106,12 @@ static void note_seeded(CHACHARNG_RAND_CTX *ctx)
 static int instantiate_locked(CHACHARNG_RAND_CTX *ctx, int pred_res,
                               const unsigned char *pers, size_t perslen)
 {
-    unsigned char e[CHACHA_DRBG_SEED_BYTES];
+    const struct chacharng_seed_input in = {
+        .instantiate = 1,
+        .prediction_resistance = pred_res,
+        .pers = pers,
+        .perslen = perslen,
+    };
     unsigned int strength = 0;
 
     if (ctx->parent != NULL) {
@@ -132,15 +124,8 @@ static int instantiate_locked(CHACHARNG_RAND_CTX *ctx, int pred_res,
             return 0;
         }
     }
-    if (!chacharng_seed_get(ctx, e, pred_res)) {
-        chacha_drbg_wipe(ctx->drbg);
-        ctx->state = EVP_RAND_STATE_ERROR;
+    if (!chacharng_seed_drbg(ctx->provctx, ctx, ctx->drbg, &in))
         return 0;
-    }
-    chacha_drbg_instantiate(ctx->drbg, e, sizeof(e), pers, perslen);
-    /* the seed is in the key now */
-    chacha_wipe(e, sizeof(e));
-    note_seeded(ctx);
     ctx->state = EVP_RAND_STATE_READY;
     return 1;
 }
@@ -161,11 +146,8 @@ static int chacharng_rand_instantiate(void *vctx, unsigned int strength,
                         "instantiate");
         return 0;
     }
-    if (strength > CHACHA_DRBG_STRENGTH) {
-        CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_STRENGTH_TOO_HIGH,
-                        "requested %u", strength);
+    if (!chacharng_strength_ok(ctx->provctx, strength))
         return 0;
-    }
     if (pstr == NULL)
         pstr_len = 0; /* as OpenSSL's DRBGs: NULL means empty */
     if (pstr_len > CHACHARNG_MAX_INPUT) {
@@ -217,19 +199,15 @@ static int reseed_locked(CHACHARNG_RAND_CTX *ctx, int pred_res,
                          const unsigned char *ent, size_t entlen,
                          const unsigned char *adin, size_t adinlen)
 {
-    unsigned char e[CHACHA_DRBG_SEED_BYTES];
+    const struct chacharng_seed_input in = {
+        .prediction_resistance = pred_res,
+        .ent = ent,
+        .entlen = entlen,
+        .adin = adin,
+        .adinlen = adinlen,
+    };
 
-    if (!chacharng_seed_get(ctx, e, pred_res)) {
-        /* fail closed: no output until a seed is had */
-        chacha_drbg_wipe(ctx->drbg);
-        ctx->state = EVP_RAND_STATE_ERROR;
-        return 0;
-    }
-    chacha_drbg_reseed(ctx->drbg, ent, entlen, e, sizeof(e), adin, adinlen);
-    /* the seed is in the key now */
-    chacha_wipe(e, sizeof(e));
-    note_seeded(ctx);
-    return 1;
+    return chacharng_seed_drbg(ctx->provctx, ctx, ctx->drbg, &in);
 }
 
 static int check_input_len(CHACHARNG_RAND_CTX *ctx, size_t len, int reason)
@@ -278,7 +256,7 @@ static inline int parent_unmoved_fast(const CHACHARNG_RAND_CTX *ctx)
 {
     const CHACHARNG_RAND_CTX *parent = ctx->parent;
 
-    return ctx->parent_get_ctx_params == chacharng_rand_get_ctx_params
+    return chacharng_parent_is_ours(ctx)
            && __atomic_load_n(&parent->reseed_counter, __ATOMIC_RELAXED)
                   == ctx->parent_reseed_counter;
 }
@@ -295,11 +273,8 @@ static int generate_locked(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
 
     if (adin == NULL)
         adinlen = 0;
-    if (strength > CHACHA_DRBG_STRENGTH) {
-        CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_STRENGTH_TOO_HIGH,
-                        "requested %u", strength);
+    if (!chacharng_strength_ok(ctx->provctx, strength))
         return 0;
-    }
     if (outlen > CHACHARNG_MAX_REQUEST) {
         CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_REQUEST_TOO_LARGE,
                         "%zu bytes, at most %zu", outlen,

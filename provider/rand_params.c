@@ -18,7 +18,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
-#include "prov.h"
+#include "rand_local.h"
 
 #define PARAM_IMPL "impl"
 /* Longer than any kernel's name: how far a NUL-terminated impl is read. */
@@ -189,62 +189,137 @@ int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov,
     return 0;
 }
 
-/*
- * OpenSSL's setters refuse a buffer of the wrong type or one too small for
+/* ------------------------------------------------------------------------
+ * The gettable parameters, from one table
+ *
+ * RAND_GETTABLE lists each key with its OSSL_PARAM definition and the
+ * function that answers it.  The list gettable_ctx_params returns and the
+ * loop in get_ctx_params are both made from it, so they cannot drift
+ * apart; keys are answered in the table's order.  OpenSSL's setters used
+ * by the answers refuse a buffer of the wrong type or one too small for
  * the value, setting return_size to the size needed; each refusal raises
  * our error too.
- */
-static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
+ * ------------------------------------------------------------------------ */
+
+typedef int rand_answer_fn(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx);
+
+static int answer_state(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
-    const CHACHARNG_PROV_CTX *prov = ctx->provctx;
-    OSSL_PARAM *p;
+    return OSSL_PARAM_set_int(p, ctx->state);
+}
+
+static int answer_strength(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_uint(p, CHACHA_DRBG_STRENGTH);
+}
+
+static int answer_max_request_slow(OSSL_PARAM *p,
+                                   const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_REQUEST);
+}
+
+static int answer_reseed_requests(OSSL_PARAM *p,
+                                  const CHACHARNG_RAND_CTX *ctx)
+{
     unsigned int requests;
     time_t interval;
 
+    chacha_drbg_get_policy(ctx->drbg, &requests, &interval);
+    return OSSL_PARAM_set_uint(p, requests);
+}
+
+static int answer_reseed_interval(OSSL_PARAM *p,
+                                  const CHACHARNG_RAND_CTX *ctx)
+{
+    unsigned int requests;
+    time_t interval;
+
+    chacha_drbg_get_policy(ctx->drbg, &requests, &interval);
+    return OSSL_PARAM_set_time_t(p, interval);
+}
+
+static int answer_reseed_counter(OSSL_PARAM *p,
+                                 const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_uint(
+        p, __atomic_load_n(&ctx->reseed_counter, __ATOMIC_RELAXED));
+}
+
+static int answer_reseed_time(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_time_t(p, ctx->reseed_time);
+}
+
+/* max_perslen and max_adinlen */
+static int answer_max_input(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_INPUT);
+}
+
+static int answer_impl(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
+{
+    return chacharng_param_set_utf8(p, chacha_drbg_impl(ctx->drbg)->name);
+}
+
+static int answer_kernel_mix(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_int(p, chacha_drbg_kernel_mix_on(ctx->drbg));
+}
+
+static int answer_kernel_mix_failures(OSSL_PARAM *p,
+                                      const CHACHARNG_RAND_CTX *ctx)
+{
+    return OSSL_PARAM_set_uint(p, chacha_drbg_mix_failures(ctx->drbg));
+}
+
+/* X(definition, answer) for every gettable key, in the listed order. */
+/* clang-format off */
+#define RAND_GETTABLE(X)                                                       \
+    X(OSSL_PARAM_int(OSSL_RAND_PARAM_STATE, NULL), answer_state)               \
+    X(OSSL_PARAM_uint(OSSL_RAND_PARAM_STRENGTH, NULL), answer_strength)        \
+    X(OSSL_PARAM_size_t(OSSL_RAND_PARAM_MAX_REQUEST, NULL),                    \
+      answer_max_request_slow)                                                 \
+    X(OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, NULL),                  \
+      answer_reseed_requests)                                                  \
+    X(OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, NULL),           \
+      answer_reseed_interval)                                                  \
+    X(OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_COUNTER, NULL),                   \
+      answer_reseed_counter)                                                   \
+    X(OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME, NULL),                    \
+      answer_reseed_time)                                                      \
+    X(OSSL_PARAM_size_t(OSSL_DRBG_PARAM_MAX_PERSLEN, NULL), answer_max_input)  \
+    X(OSSL_PARAM_size_t(OSSL_DRBG_PARAM_MAX_ADINLEN, NULL), answer_max_input)  \
+    X(OSSL_PARAM_utf8_string(PARAM_IMPL, NULL, 0), answer_impl)                \
+    X(OSSL_PARAM_int(PARAM_KERNEL_MIX, NULL), answer_kernel_mix)               \
+    X(OSSL_PARAM_uint(PARAM_KERNEL_MIX_FAILURES, NULL),                        \
+      answer_kernel_mix_failures)
+/* clang-format on */
+
+#define GETTABLE_DEFINITION(definition, answer) definition,
+#define GETTABLE_ANSWER(definition, answer) answer,
+
+static const OSSL_PARAM gettable[] = {
+    RAND_GETTABLE(GETTABLE_DEFINITION) OSSL_PARAM_END
+};
+
+static rand_answer_fn *const gettable_answers[] = {
+    RAND_GETTABLE(GETTABLE_ANSWER)
+};
+
+static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
+{
+    OSSL_PARAM *p;
+    size_t i;
+
     if (params == NULL)
         return 1;
-    chacha_drbg_get_policy(ctx->drbg, &requests, &interval);
-    p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_MAX_REQUEST);
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_REQUEST))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_STATE);
-    if (p != NULL && !OSSL_PARAM_set_int(p, ctx->state))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_STRENGTH);
-    if (p != NULL && !OSSL_PARAM_set_uint(p, CHACHA_DRBG_STRENGTH))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_RESEED_REQUESTS);
-    if (p != NULL && !OSSL_PARAM_set_uint(p, requests))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL);
-    if (p != NULL && !OSSL_PARAM_set_time_t(p, interval))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_RESEED_COUNTER);
-    if (p != NULL
-        && !OSSL_PARAM_set_uint(p, __atomic_load_n(&ctx->reseed_counter,
-                                                   __ATOMIC_RELAXED)))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_RESEED_TIME);
-    if (p != NULL && !OSSL_PARAM_set_time_t(p, ctx->reseed_time))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_MAX_PERSLEN);
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_INPUT))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_MAX_ADINLEN);
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_INPUT))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, PARAM_IMPL);
-    if (p != NULL
-        && !chacharng_param_set_utf8(p, chacha_drbg_impl(ctx->drbg)->name))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, PARAM_KERNEL_MIX);
-    if (p != NULL
-        && !OSSL_PARAM_set_int(p, chacha_drbg_kernel_mix_on(ctx->drbg)))
-        return chacharng_param_refused(prov, p);
-    p = OSSL_PARAM_locate(params, PARAM_KERNEL_MIX_FAILURES);
-    if (p != NULL
-        && !OSSL_PARAM_set_uint(p, chacha_drbg_mix_failures(ctx->drbg)))
-        return chacharng_param_refused(prov, p);
+    for (i = 0; i < sizeof(gettable_answers) / sizeof(gettable_answers[0]);
+         i++) {
+        p = OSSL_PARAM_locate(params, gettable[i].key);
+        if (p != NULL && !gettable_answers[i](p, ctx))
+            return chacharng_param_refused(ctx->provctx, p);
+    }
     return 1;
 }
 
@@ -301,129 +376,128 @@ static int impl_text(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
     return 1;
 }
 
-/* The compiled-in kernel named by the |len| bytes at |s|, or NULL. */
-static const struct chacha_impl *impl_by_text(const char *s, size_t len)
-{
-    const struct chacha_impl *list;
-    size_t n, i;
-
-    list = chacha_impl_list(&n);
-    for (i = 0; i < n; i++)
-        if (strlen(list[i].name) == len && memcmp(list[i].name, s, len) == 0)
-            return &list[i];
-    return NULL;
-}
-
-static int read_impl(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
-                     const struct chacha_impl **impl)
-{
-    const char *s;
-    size_t len;
-
-    if (!impl_text(prov, p, &s, &len))
-        return 0;
-    *impl = impl_by_text(s, len);
-    if (*impl == NULL) {
-        /* at most 32 bytes of a wrong name go into the message */
-        CHACHARNG_RAISE(prov, CHACHARNG_R_UNKNOWN_IMPL, "impl=%.*s",
-                        len < 32 ? (int)len : 32, s);
-        return 0;
-    }
-    if (!chacha_impl_supported(*impl)) {
-        CHACHARNG_RAISE(prov, CHACHARNG_R_IMPL_NOT_SUPPORTED, "impl=%s",
-                        (*impl)->name);
-        return 0;
-    }
-    return 1;
-}
-
 /*
- * Validate the kernel_mix of |params|, if any, into *|on|.  Returns 1, or
- * 0 with an error raised (and *|on| unchanged).
+ * The settable parameters, from one table as the gettable ones: each key
+ * with its definition and the function that validates it into a struct
+ * rand_settings.  set_ctx_params reads every key present into a copy of
+ * the current settings and commits the copy only when all of them are
+ * valid, so a failure changes nothing.  Each reader returns 1, or 0 with
+ * an error raised.
  */
-static int parse_kernel_mix(CHACHARNG_RAND_CTX *ctx,
-                            const OSSL_PARAM params[], int *on)
+struct rand_settings {
+    unsigned int reseed_requests;
+    time_t reseed_interval;
+    const struct chacha_impl *impl;
+    int kernel_mix;
+};
+
+typedef int rand_setting_fn(const CHACHARNG_PROV_CTX *prov,
+                            const OSSL_PARAM *p, struct rand_settings *to);
+
+static int read_reseed_requests(const CHACHARNG_PROV_CTX *prov,
+                                const OSSL_PARAM *p, struct rand_settings *to)
 {
-    const OSSL_PARAM *p = OSSL_PARAM_locate_const(params, PARAM_KERNEL_MIX);
-    int v;
-
-    if (p == NULL)
-        return 1;
-    if (!has_number(ctx->provctx, p))
+    if (!has_number(prov, p))
         return 0;
-    if (!OSSL_PARAM_get_int(p, &v) || (v != 0 && v != 1)) {
-        CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_INVALID_PARAMETER,
-                        "%s must be an int, 0 or 1", p->key);
-        return 0;
-    }
-    *on = v;
-    return 1;
-}
-
-int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
-{
-    CHACHARNG_RAND_CTX *ctx = vctx;
-    const CHACHARNG_PROV_CTX *prov = ctx->provctx;
-    const OSSL_PARAM *p;
-    unsigned int requests;
-    time_t interval;
-    const struct chacha_impl *impl = chacha_drbg_impl(ctx->drbg);
-    int kernel_mix = chacha_drbg_kernel_mix_on(ctx->drbg);
-
-    if (params == NULL)
-        return 1;
-    chacha_drbg_get_policy(ctx->drbg, &requests, &interval);
-    /* validate everything first, so a failure changes nothing */
-    p = OSSL_PARAM_locate_const(params, OSSL_DRBG_PARAM_RESEED_REQUESTS);
-    if (p != NULL && !has_number(prov, p))
-        return 0;
-    if (p != NULL && !OSSL_PARAM_get_uint(p, &requests)) {
+    if (!OSSL_PARAM_get_uint(p, &to->reseed_requests)) {
         CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
                         "%s must be an unsigned int", p->key);
         return 0;
     }
-    p = OSSL_PARAM_locate_const(params, OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL);
-    if (p != NULL && !has_number(prov, p))
+    return 1;
+}
+
+static int read_reseed_interval(const CHACHARNG_PROV_CTX *prov,
+                                const OSSL_PARAM *p, struct rand_settings *to)
+{
+    if (!has_number(prov, p))
         return 0;
-    if (p != NULL && (!OSSL_PARAM_get_time_t(p, &interval) || interval < 0)) {
+    if (!OSSL_PARAM_get_time_t(p, &to->reseed_interval)
+        || to->reseed_interval < 0) {
         CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
                         "%s must be a non-negative time_t", p->key);
         return 0;
     }
-    p = OSSL_PARAM_locate_const(params, PARAM_IMPL);
-    if (p != NULL && !read_impl(prov, p, &impl))
-        return 0;
-    if (!parse_kernel_mix(ctx, params, &kernel_mix))
-        return 0;
-    chacha_drbg_set_policy(ctx->drbg, requests, interval);
-    chacha_drbg_set_impl(ctx->drbg, impl);
-    chacharng_kmix_set(ctx->drbg, kernel_mix);
     return 1;
 }
 
-static const OSSL_PARAM gettable[] = {
-    OSSL_PARAM_int(OSSL_RAND_PARAM_STATE, NULL),
-    OSSL_PARAM_uint(OSSL_RAND_PARAM_STRENGTH, NULL),
-    OSSL_PARAM_size_t(OSSL_RAND_PARAM_MAX_REQUEST, NULL),
-    OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, NULL),
-    OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, NULL),
-    OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_COUNTER, NULL),
-    OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME, NULL),
-    OSSL_PARAM_size_t(OSSL_DRBG_PARAM_MAX_PERSLEN, NULL),
-    OSSL_PARAM_size_t(OSSL_DRBG_PARAM_MAX_ADINLEN, NULL),
-    OSSL_PARAM_utf8_string(PARAM_IMPL, NULL, 0),
-    OSSL_PARAM_int(PARAM_KERNEL_MIX, NULL),
-    OSSL_PARAM_uint(PARAM_KERNEL_MIX_FAILURES, NULL),
-    OSSL_PARAM_END
-};
+static int read_impl(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
+                     struct rand_settings *to)
+{
+    const struct chacha_impl *impl;
+    const char *s;
+    size_t len;
+
+    if (!impl_text(prov, p, &s, &len)
+        || (impl = chacharng_impl_find(prov, PARAM_IMPL, s, len)) == NULL)
+        return 0;
+    to->impl = impl;
+    return 1;
+}
+
+static int read_kernel_mix(const CHACHARNG_PROV_CTX *prov,
+                           const OSSL_PARAM *p, struct rand_settings *to)
+{
+    int v;
+
+    if (!has_number(prov, p))
+        return 0;
+    if (!OSSL_PARAM_get_int(p, &v) || (v != 0 && v != 1)) {
+        CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
+                        "%s must be an int, 0 or 1", p->key);
+        return 0;
+    }
+    to->kernel_mix = v;
+    return 1;
+}
+
+/* X(definition, reader) for every settable key, in the listed order. */
+/* clang-format off */
+#define RAND_SETTABLE(X)                                                       \
+    X(OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, NULL),                  \
+      read_reseed_requests)                                                    \
+    X(OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, NULL),           \
+      read_reseed_interval)                                                    \
+    X(OSSL_PARAM_utf8_string(PARAM_IMPL, NULL, 0), read_impl)                  \
+    X(OSSL_PARAM_int(PARAM_KERNEL_MIX, NULL), read_kernel_mix)
+/* clang-format on */
+
+#define SETTABLE_DEFINITION(definition, reader) definition,
+#define SETTABLE_READER(definition, reader) reader,
 
 static const OSSL_PARAM settable[] = {
-    OSSL_PARAM_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, NULL),
-    OSSL_PARAM_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, NULL),
-    OSSL_PARAM_utf8_string(PARAM_IMPL, NULL, 0),
-    OSSL_PARAM_int(PARAM_KERNEL_MIX, NULL),
-    OSSL_PARAM_END
+    RAND_SETTABLE(SETTABLE_DEFINITION) OSSL_PARAM_END
 };
+
+static rand_setting_fn *const settable_readers[] = {
+    RAND_SETTABLE(SETTABLE_READER)
+};
+
+int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
+{
+    CHACHARNG_RAND_CTX *ctx = vctx;
+    struct rand_settings to;
+    const OSSL_PARAM *p;
+    size_t i;
+
+    if (params == NULL)
+        return 1;
+    chacha_drbg_get_policy(ctx->drbg, &to.reseed_requests,
+                           &to.reseed_interval);
+    to.impl = chacha_drbg_impl(ctx->drbg);
+    to.kernel_mix = chacha_drbg_kernel_mix_on(ctx->drbg);
+    /* validate everything first, so a failure changes nothing */
+    for (i = 0; i < sizeof(settable_readers) / sizeof(settable_readers[0]);
+         i++) {
+        p = OSSL_PARAM_locate_const(params, settable[i].key);
+        if (p != NULL && !settable_readers[i](ctx->provctx, p, &to))
+            return 0;
+    }
+    chacha_drbg_set_policy(ctx->drbg, to.reseed_requests, to.reseed_interval);
+    chacha_drbg_set_impl(ctx->drbg, to.impl);
+    chacharng_kmix_set(ctx->drbg, to.kernel_mix);
+    return 1;
+}
 
 const OSSL_PARAM *chacharng_rand_gettable_ctx_params(void *vctx,
                                                      void *provctx)

@@ -10,9 +10,10 @@
 #include <sys/random.h>
 
 #include <openssl/core_names.h>
+#include <openssl/evp.h>
 #include <openssl/params.h>
 
-#include "prov.h"
+#include "rand_local.h"
 #include "wipe.h"
 
 static int lock_parent(CHACHARNG_RAND_CTX *ctx)
@@ -44,16 +45,16 @@ int chacharng_seed_parent_strength(CHACHARNG_RAND_CTX *ctx,
     return ok;
 }
 
-/* The parent's reseed counter; the caller holds the parent's lock. */
-static int parent_counter_unlocked(CHACHARNG_RAND_CTX *ctx,
-                                   unsigned int *counter)
+/* The parent's reseed counter; requires the parent's lock. */
+static int parent_counter_locked(CHACHARNG_RAND_CTX *ctx,
+                                 unsigned int *counter)
 {
     OSSL_PARAM params[2];
 
     if (ctx->parent_get_ctx_params == NULL)
         return 0;
     /* our own kind of parent: its counter is one atomic load away */
-    if (ctx->parent_get_ctx_params == chacharng_rand_get_ctx_params) {
+    if (chacharng_parent_is_ours(ctx)) {
         CHACHARNG_RAND_CTX *parent = ctx->parent;
 
         *counter = __atomic_load_n(&parent->reseed_counter, __ATOMIC_RELAXED);
@@ -73,7 +74,7 @@ int chacharng_seed_parent_counter(CHACHARNG_RAND_CTX *ctx,
 
     if (ctx->parent_get_ctx_params == NULL || !lock_parent(ctx))
         return 0;
-    ok = parent_counter_unlocked(ctx, counter);
+    ok = parent_counter_locked(ctx, counter);
     unlock_parent(ctx);
     return ok;
 }
@@ -109,7 +110,7 @@ static int seed_from_parent(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
      * follow a reseed we have already absorbed, on every call.
      */
     if (n >= CHACHA_DRBG_SEED_BYTES
-        && parent_counter_unlocked(ctx, &counter))
+        && parent_counter_locked(ctx, &counter))
         ctx->parent_reseed_counter = counter;
     unlock_parent(ctx);
     if (n < CHACHA_DRBG_SEED_BYTES || buf == NULL) {
@@ -176,4 +177,39 @@ int chacharng_seed_get(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
     if (ctx->parent != NULL)
         return seed_from_parent(ctx, out, prediction_resistance);
     return chacharng_seed_os(ctx->provctx, out);
+}
+
+/* ------------------------------------------------------------------------
+ * Seeding a generator: fetch, absorb, wipe, record
+ * ------------------------------------------------------------------------ */
+
+int chacharng_seed_drbg(const CHACHARNG_PROV_CTX *prov,
+                        CHACHARNG_RAND_CTX *ctx, struct chacha_drbg *d,
+                        const struct chacharng_seed_input *in)
+{
+    unsigned char e[CHACHA_DRBG_SEED_BYTES];
+    int ok;
+
+    ok = ctx != NULL ? chacharng_seed_get(ctx, e, in->prediction_resistance)
+                     : chacharng_seed_os(prov, e);
+    if (!ok) {
+        /* fail closed: no output until a seed is had */
+        chacha_drbg_wipe(d);
+        if (ctx != NULL)
+            ctx->state = EVP_RAND_STATE_ERROR;
+        return 0;
+    }
+    if (in->instantiate)
+        chacha_drbg_instantiate(d, e, sizeof(e), in->pers, in->perslen);
+    else
+        chacha_drbg_reseed(d, in->ent, in->entlen, e, sizeof(e), in->adin,
+                           in->adinlen);
+    /* the seed is in the key now */
+    chacha_wipe(e, sizeof(e));
+    /* (the parent's counter was noted when it handed out E, under its lock) */
+    if (ctx != NULL) {
+        __atomic_add_fetch(&ctx->reseed_counter, 1, __ATOMIC_RELAXED);
+        ctx->reseed_time = chacha_drbg_seed_time(d);
+    }
+    return 1;
 }

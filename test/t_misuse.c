@@ -489,8 +489,8 @@ static void test_null_inputs(void)
  * set, when the caller's buffer is of the wrong type or too small.
  * ------------------------------------------------------------------------ */
 
-#define R_INVALID "chacharng: invalid parameter value"
-#define R_UNKNOWN_IMPL "chacharng: unknown ChaCha20 kernel"
+#define R_INVALID "invalid parameter value"
+#define R_UNKNOWN_IMPL "unknown ChaCha20 kernel"
 #define REQUESTS OSSL_DRBG_PARAM_RESEED_REQUESTS
 #define INTERVAL OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL
 
