@@ -47,6 +47,7 @@
 
 #include "interpose.h"
 #include "provutil.h"
+#include "records.h"
 #include "secpage.h"
 #include "testutil.h"
 
@@ -57,7 +58,7 @@
 #define KIDS 12          /* children per split kind, path and thread */
 #define KIDS_VALGRIND 2  /* under memcheck, where each split costs ~0.4 s */
 #define SMALL 32         /* bytes each side takes after a split */
-#define REC 16           /* distinctness is checked on 16-byte blocks */
+#define REC TU_REC /* outputs are compared record by record */
 #define STACK_BYTES (1 << 20) /* a clone child's stack */
 
 /* glibc 2.34+; weak, so the test still links (and skips) without it. */
@@ -218,26 +219,6 @@ static int read_full(int fd, void *buf, size_t n)
     return 1;
 }
 
-static int cmp_rec(const void *a, const void *b)
-{
-    return memcmp(a, b, REC);
-}
-
-/* 16-byte blocks of |recs| that equal another one, or are all zero. */
-static size_t count_repeats(unsigned char *recs, size_t nrec)
-{
-    static const unsigned char zero[REC];
-    size_t i, rep = 0;
-
-    qsort(recs, nrec, REC, cmp_rec);
-    for (i = 0; i < nrec; i++)
-        if (memcmp(recs + i * REC, zero, REC) == 0
-            || (i > 0 && memcmp(recs + i * REC, recs + (i - 1) * REC, REC)
-                             == 0))
-            rep++;
-    return rep;
-}
-
 /* ---------------------------------------------------------------------- */
 /* The two generators: an EVP context and the random-provider path        */
 /* ---------------------------------------------------------------------- */
@@ -336,7 +317,7 @@ static void test_split(enum path path, enum split how, int other_thread,
         pthread_join(th, NULL); /* this thread waits outside the library */
     TU_OK(run.ok, "%s: %s: %s from %s: parent and %d children drew %d bytes",
           mode, path_name[path], split_name[how], where, kids, SMALL);
-    rep = count_repeats(run.recs, nrec);
+    rep = tu_count_repeats(run.recs, nrec);
     TU_OK(rep == 0,
           "%s: %s: %s from %s: parent (before, after) and children "
           "distinct (%zu repeats in %zu blocks)",
