@@ -32,30 +32,14 @@
 #include <openssl/params.h>
 #include <openssl/provider.h>
 
+#include "errq.h"
 #include "interpose.h"
+#include "provutil.h"
 #include "testutil.h"
 
-#ifndef OSSL_FUNC_GET_USER_ENTROPY
-#define OSSL_FUNC_CLEANUP_USER_ENTROPY 96
-#define OSSL_FUNC_GET_USER_ENTROPY 98
-#endif
-#ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
-#define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
-#endif
-
-#define ALG "CHACHA20-DRBG"
-#define PROPQ "provider=chacharng"
 #define SEED_BYTES 48
 #define SENTINEL 0xa5
 #define OUTLEN 200
-
-typedef size_t core_get_entropy_fn(const OSSL_CORE_HANDLE *handle,
-                                   unsigned char **pout, int entropy,
-                                   size_t min_len, size_t max_len);
-typedef void core_cleanup_entropy_fn(const OSSL_CORE_HANDLE *handle,
-                                     unsigned char *buf, size_t len);
-typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
-                            unsigned int strength);
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                */
@@ -64,39 +48,11 @@ typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
 /*
  * Drain the error queue; 1 if it held an error raised by chacharng whose
  * reason string contains |reason| and whose detail text contains |detail|
- * (either may be NULL for "anything").  Everything is shown as diagnostics
- * when nothing matched, so a failure explains itself.
+ * (NULL: any reason, any detail).  A miss shows the queue.
  */
 static int err_has(const char *reason, const char *detail)
 {
-    unsigned long e;
-    const char *data, *lib, *rs;
-    int flags, found = 0, n = 0;
-    char seen[8][300];
-
-    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0) {
-        lib = ERR_lib_error_string(e);
-        rs = ERR_reason_error_string(e);
-        if (!(flags & ERR_TXT_STRING))
-            data = "";
-        if (n < 8)
-            snprintf(seen[n++], sizeof(seen[0]), "%s | %s | %s",
-                     lib != NULL ? lib : "?", rs != NULL ? rs : "?", data);
-        if (lib != NULL && strcmp(lib, "chacharng") == 0 && rs != NULL
-            && (reason == NULL || strstr(rs, reason) != NULL)
-            && (detail == NULL || strstr(data, detail) != NULL))
-            found = 1;
-    }
-    if (!found) {
-        int i;
-
-        tu_diag("wanted a chacharng error \"%s\" / \"%s\"; queue held %d:",
-                reason != NULL ? reason : "*", detail != NULL ? detail : "*",
-                n);
-        for (i = 0; i < n; i++)
-            tu_diag("  %s", seen[i]);
-    }
-    return found;
+    return tu_err_find(PU_PROVIDER, reason != NULL ? reason : "", detail, 0);
 }
 
 static int all_bytes(const unsigned char *p, size_t n, unsigned char b)
@@ -199,7 +155,7 @@ static EVP_RAND_CTX *test_parent(OSSL_LIB_CTX *libctx, unsigned int strength)
 
 static EVP_RAND_CTX *drbg_new(OSSL_LIB_CTX *libctx, EVP_RAND_CTX *parent)
 {
-    EVP_RAND *r = EVP_RAND_fetch(libctx, ALG, PROPQ);
+    EVP_RAND *r = EVP_RAND_fetch(libctx, PU_ALG, PU_PROPQ);
     EVP_RAND_CTX *c = r != NULL ? EVP_RAND_CTX_new(r, parent) : NULL;
 
     EVP_RAND_free(r);
@@ -238,8 +194,8 @@ static OSSL_provider_init_fn *real_init;
 /* The fake core entropy upcall's behaviour and bookkeeping. */
 enum core_mode { CORE_REAL, CORE_FAIL, CORE_SHORT };
 static enum core_mode core_mode;
-static core_get_entropy_fn *real_get_entropy;
-static core_cleanup_entropy_fn *real_cleanup_entropy;
+static chacharng_get_entropy_fn *real_get_entropy;
+static chacharng_cleanup_entropy_fn *real_cleanup_entropy;
 static unsigned long core_calls;
 static long core_outstanding; /* buffers handed out, not yet cleaned up */
 
@@ -291,7 +247,7 @@ static void fake_cleanup_entropy(const OSSL_CORE_HANDLE *handle,
 static OSSL_DISPATCH edited_in[MAX_IN];
 
 /* The random-provider entry point of the last wrapped init, if exported. */
-static random_bytes_fn *random_bytes;
+static chacharng_random_bytes_fn *random_bytes;
 static void *random_bytes_provctx;
 
 /*
@@ -311,7 +267,7 @@ static int wrapped_init(const OSSL_CORE_HANDLE *handle,
             /* prefer the user pair, as the provider does */
             if (real_get_entropy == NULL
                 || in->function_id == OSSL_FUNC_GET_USER_ENTROPY)
-                real_get_entropy = (core_get_entropy_fn *)in->function;
+                real_get_entropy = (chacharng_get_entropy_fn *)in->function;
             if (replace) {
                 edited_in[n].function_id = in->function_id;
                 edited_in[n++].function = (void (*)(void))fake_get_entropy;
@@ -321,7 +277,7 @@ static int wrapped_init(const OSSL_CORE_HANDLE *handle,
         case OSSL_FUNC_CLEANUP_USER_ENTROPY:
             if (real_cleanup_entropy == NULL
                 || in->function_id == OSSL_FUNC_CLEANUP_USER_ENTROPY)
-                real_cleanup_entropy = (core_cleanup_entropy_fn *)in->function;
+                real_cleanup_entropy = (chacharng_cleanup_entropy_fn *)in->function;
             if (replace) {
                 edited_in[n].function_id = in->function_id;
                 edited_in[n++].function = (void (*)(void))fake_cleanup_entropy;
@@ -339,7 +295,7 @@ static int wrapped_init(const OSSL_CORE_HANDLE *handle,
     random_bytes = NULL;
     for (n = 0; (*out)[n].function_id != 0; n++)
         if ((*out)[n].function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            random_bytes = (random_bytes_fn *)(*out)[n].function;
+            random_bytes = (chacharng_random_bytes_fn *)(*out)[n].function;
     random_bytes_provctx = *provctx;
     return 1;
 }
@@ -723,7 +679,7 @@ static void test_random_bytes_alloc(void)
 
 static void test_alloc_faults(struct env *e)
 {
-    EVP_RAND *rand = EVP_RAND_fetch(e->libctx, ALG, PROPQ);
+    EVP_RAND *rand = EVP_RAND_fetch(e->libctx, PU_ALG, PU_PROPQ);
     EVP_RAND_CTX *c, *parent = NULL;
     unsigned char out[OUTLEN];
     unsigned int nth;

@@ -51,10 +51,6 @@
 #include "secpage.h"
 #include "testutil.h"
 
-#ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
-#define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
-#endif
-
 #define KIDS 12          /* children per split kind, path and thread */
 #define KIDS_VALGRIND 2  /* under memcheck, where each split costs ~0.4 s */
 #define SMALL 32         /* bytes each side takes after a split */
@@ -63,9 +59,6 @@
 
 /* glibc 2.34+; weak, so the test still links (and skips) without it. */
 pid_t _Fork(void) __attribute__((weak));
-
-typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
-                            unsigned int strength);
 
 /* ---------------------------------------------------------------------- */
 /* Ways of splitting a process                                            */
@@ -230,7 +223,7 @@ static const char *const path_name[NPATH] = { "EVP_RAND_generate",
 
 static struct pu_env env;
 static EVP_RAND_CTX *evp_ctx;
-static random_bytes_fn *random_bytes;
+static chacharng_random_bytes_fn *random_bytes;
 static void *rb_provctx;
 
 static int draw(enum path path, unsigned char *out, size_t n)
@@ -620,7 +613,7 @@ static int find_random_bytes(void)
 
     for (; d != NULL && d->function_id != 0; d++)
         if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            random_bytes = (random_bytes_fn *)d->function;
+            random_bytes = (chacharng_random_bytes_fn *)d->function;
     rb_provctx = OSSL_PROVIDER_get0_provider_ctx(env.prov);
     return random_bytes != NULL;
 }

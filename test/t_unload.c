@@ -50,12 +50,9 @@
 
 #include "errq.h"
 #include "interpose.h"
+#include "provutil.h"
 #include "records.h"
 #include "testutil.h"
-
-#ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
-#define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
-#endif
 
 #define RACE_THREADS 64
 #define RACE_ROUNDS 200    /* per kernel */
@@ -67,14 +64,11 @@
 #define VG_LOOP_CTX 64
 #define REC TU_REC /* outputs are compared record by record */
 
-typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
-                            unsigned int strength);
-
 /* One loaded chacharng instance: its own library context. */
 struct inst {
     OSSL_LIB_CTX *lc;
     OSSL_PROVIDER *p;
-    random_bytes_fn *rb;
+    chacharng_random_bytes_fn *rb;
     void *provctx;
     int via_rand; /* draw through RAND_bytes_ex (3.5+) */
 };
@@ -123,7 +117,7 @@ static int inst_open(struct inst *in, int via_rand)
     for (d = OSSL_PROVIDER_get0_dispatch(in->p); d != NULL && d->function_id;
          d++)
         if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            in->rb = (random_bytes_fn *)d->function;
+            in->rb = (chacharng_random_bytes_fn *)d->function;
     in->provctx = OSSL_PROVIDER_get0_provider_ctx(in->p);
     if (in->rb == NULL) {
         tu_diag("chacharng exports no random_bytes");
@@ -232,7 +226,6 @@ static size_t mappings_live(void)
         live += m[i].live != 0;
     return live;
 }
-
 
 /* ------------------------------------------------------------------------
  * The module stays resident

@@ -42,19 +42,11 @@
 
 #include "chacha_drbg.h"
 #include "interpose.h"
+#include "provutil.h"
 #include "stackscan.h"
 #include "testutil.h"
 
-#ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
-#define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
-#endif
-
-#define ALG "CHACHA20-DRBG"
-#define PROPQ "provider=chacharng"
 #define WIN 8 /* bytes: a random 8-byte match by chance is 2^-64 per place */
-
-typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
-                            unsigned int strength);
 
 static OSSL_LIB_CTX *libctx;
 static OSSL_PROVIDER *deflt, *prov;
@@ -326,7 +318,7 @@ static void test_thread_exit_ctx(void)
 /* ---- the random_bytes fast path, when the provider has one ---------- */
 
 static OSSL_provider_init_fn *real_init;
-static random_bytes_fn *random_bytes;
+static chacharng_random_bytes_fn *random_bytes;
 static void *rb_provctx;
 
 static int capture_init(const OSSL_CORE_HANDLE *handle,
@@ -339,7 +331,7 @@ static int capture_init(const OSSL_CORE_HANDLE *handle,
         return 0;
     for (d = *out; d->function_id != 0; d++)
         if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            random_bytes = (random_bytes_fn *)d->function;
+            random_bytes = (chacharng_random_bytes_fn *)d->function;
     rb_provctx = *provctx;
     return 1;
 }
@@ -617,7 +609,7 @@ static void body(void)
     libctx = OSSL_LIB_CTX_new();
     deflt = libctx != NULL ? OSSL_PROVIDER_load(libctx, "default") : NULL;
     prov = libctx != NULL ? OSSL_PROVIDER_load(libctx, "chacharng") : NULL;
-    rand_alg = prov != NULL ? EVP_RAND_fetch(libctx, ALG, PROPQ) : NULL;
+    rand_alg = prov != NULL ? EVP_RAND_fetch(libctx, PU_ALG, PU_PROPQ) : NULL;
     test_rand = deflt != NULL ? EVP_RAND_fetch(libctx, "TEST-RAND",
                                                "provider=default")
                               : NULL;
