@@ -31,21 +31,11 @@
 #include <openssl/params.h>
 #include <openssl/provider.h>
 
+#include "drbg_model.h"
+#include "errq.h"
+#include "hex.h"
+#include "rfc8439.h"
 #include "testutil.h"
-
-/* The constants of the construction and the interface (DESIGN.md 3-5). */
-#define SEED_LEN 48
-#define KEY_LEN 32
-#define NONCE_LEN 12
-#define BLOCK_LEN 64
-#define CHUNK_LEN (KEY_LEN + NONCE_LEN)
-#define REFILL_BLOCKS 16
-#define BUF_LEN ((REFILL_BLOCKS - 1) * BLOCK_LEN)
-#define MAX_REQUEST ((size_t)1 << 20)
-#define RESEED_BYTES ((uint64_t)16 << 20)
-#define DEFAULT_RESEED_REQUESTS 65536u
-#define STRENGTH 256
-#define MAX_ADIN 65536
 
 #define VECTORS_FILE "drbg_kat.txt"
 
@@ -65,72 +55,6 @@ static EVP_RAND *test_rand, *drbg_rand;
 /* ------------------------------------------------------------------------
  * Small helpers
  * ------------------------------------------------------------------------ */
-
-static int print_err_line(const char *str, size_t len, void *u)
-{
-    (void)u;
-    while (len > 0 && (str[len - 1] == '\n' || str[len - 1] == '\r'))
-        len--;
-    tu_diag("  %.*s", (int)len, str);
-    return 1;
-}
-
-/* Show (and clear) the OpenSSL error queue, so a failure says why. */
-static void diag_errors(void)
-{
-    ERR_print_errors_cb(print_err_line, NULL);
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/*
- * Decode the hex string |hex| into a newly allocated buffer (never NULL on
- * success, even when empty).  Returns 1 and sets *|out| and *|outlen|, or 0
- * on a malformed string.
- */
-static int hex_decode(const char *hex, unsigned char **out, size_t *outlen)
-{
-    size_t n = strlen(hex), i;
-    unsigned char *p;
-
-    if (n % 2 != 0)
-        return 0;
-    p = malloc(n / 2 + 1);
-    if (p == NULL)
-        return 0;
-    for (i = 0; i < n / 2; i++) {
-        int hi = hexval((unsigned char)hex[2 * i]);
-        int lo = hexval((unsigned char)hex[2 * i + 1]);
-
-        if (hi < 0 || lo < 0) {
-            free(p);
-            return 0;
-        }
-        p[i] = (unsigned char)(hi << 4 | lo);
-    }
-    *out = p;
-    *outlen = n / 2;
-    return 1;
-}
-
-/* Decode a hex constant of known length written in this file. */
-static void hex_fixed(const char *hex, unsigned char *out, size_t len)
-{
-    size_t i;
-
-    for (i = 0; i < len; i++)
-        out[i] = (unsigned char)(hexval((unsigned char)hex[2 * i]) << 4
-                                 | hexval((unsigned char)hex[2 * i + 1]));
-}
 
 /* Deterministic filler for personalization, additional input and entropy. */
 static void fill(unsigned char *p, size_t len, unsigned int tag)
@@ -155,230 +79,6 @@ static void *xmalloc(size_t n)
 static size_t min_size(size_t a, size_t b)
 {
     return a < b ? a : b;
-}
-
-/* ------------------------------------------------------------------------
- * The model: DESIGN.md section 3 on OpenSSL's EVP ChaCha20
- * ------------------------------------------------------------------------ */
-
-struct model {
-    EVP_CIPHER_CTX *cctx;
-    unsigned char key[KEY_LEN];
-    unsigned char nonce[NONCE_LEN];
-    unsigned char buf[BUF_LEN];     /* unread bytes are the last |avail| */
-    size_t avail;
-    unsigned char seed[SEED_LEN];   /* what the parent hands out each time */
-    unsigned int reseed_requests;   /* 0 = no limit */
-    uint64_t calls;                 /* provider calls since the last seed */
-    uint64_t bytes;                 /* bytes produced since the last seed */
-    unsigned int seeds;             /* instantiate + reseeds, for counters */
-    int failed;                     /* an EVP call of the model failed */
-};
-
-static int model_init(struct model *m, const unsigned char seed[SEED_LEN])
-{
-    memset(m, 0, sizeof(*m));
-    memcpy(m->seed, seed, SEED_LEN);
-    m->reseed_requests = DEFAULT_RESEED_REQUESTS;
-    m->cctx = EVP_CIPHER_CTX_new();
-    return m->cctx != NULL;
-}
-
-static void model_free(struct model *m)
-{
-    EVP_CIPHER_CTX_free(m->cctx);
-    OPENSSL_cleanse(m, sizeof(*m));
-}
-
-/*
- * |len| bytes of the keystream of (K, N) starting at block |ctr|, i.e. a
- * prefix of KS(K, N, ctr, ceil(len / 64)).  OpenSSL takes the counter as
- * the first four IV bytes (little-endian) and the nonce as the other twelve;
- * encrypting zeros in place yields the bare keystream.
- */
-static void model_ks(struct model *m, uint32_t ctr, unsigned char *out,
-                     size_t len)
-{
-    unsigned char iv[16];
-    size_t done, piece;
-    int outl;
-
-    iv[0] = (unsigned char)ctr;
-    iv[1] = (unsigned char)(ctr >> 8);
-    iv[2] = (unsigned char)(ctr >> 16);
-    iv[3] = (unsigned char)(ctr >> 24);
-    memcpy(iv + 4, m->nonce, NONCE_LEN);
-    memset(out, 0, len);
-    if (!EVP_EncryptInit_ex2(m->cctx, chacha20, m->key, iv, NULL)) {
-        m->failed = 1;
-        return;
-    }
-    /* EVP_EncryptUpdate takes an int length: feed it bounded pieces */
-    for (done = 0; done < len; done += piece) {
-        piece = min_size(len - done, (size_t)1 << 24);
-        if (!EVP_EncryptUpdate(m->cctx, out + done, &outl, out + done,
-                               (int)piece)
-            || (size_t)outl != piece) {
-            m->failed = 1;
-            return;
-        }
-    }
-}
-
-/* K = X[0..32), N = X[32..44); the caller's block is wiped afterwards. */
-static void model_set_kn(struct model *m, unsigned char *x)
-{
-    memcpy(m->key, x, KEY_LEN);
-    memcpy(m->nonce, x + KEY_LEN, NONCE_LEN);
-    OPENSSL_cleanse(x, BLOCK_LEN);
-}
-
-static void model_absorb(struct model *m, const unsigned char *data,
-                         size_t len)
-{
-    unsigned char x[BLOCK_LEN];
-    size_t off, n, i;
-
-    if (len == 0)
-        return;
-    for (off = 0; off < len; off += n) {
-        n = min_size(len - off, CHUNK_LEN);
-        model_ks(m, 0, x, BLOCK_LEN);
-        for (i = 0; i < n; i++)
-            x[i] ^= data[off + i];
-        model_set_kn(m, x);
-    }
-    OPENSSL_cleanse(m->buf, sizeof(m->buf));
-    m->avail = 0;
-}
-
-static void model_refill(struct model *m)
-{
-    unsigned char x[REFILL_BLOCKS * BLOCK_LEN];
-
-    model_ks(m, 0, x, sizeof(x));
-    memcpy(m->buf, x + BLOCK_LEN, BUF_LEN);
-    model_set_kn(m, x);
-    OPENSSL_cleanse(x, sizeof(x));
-    m->avail = BUF_LEN;
-}
-
-/* Take |n| bytes from the buffer front; the caller checked n <= avail. */
-static void model_take(struct model *m, unsigned char *out, size_t n)
-{
-    unsigned char *front = m->buf + (BUF_LEN - m->avail);
-
-    memcpy(out, front, n);
-    OPENSSL_cleanse(front, n);
-    m->avail -= n;
-}
-
-/* The serving half of generate, after the reseed-or-absorb step. */
-static void model_serve(struct model *m, unsigned char *out, size_t n)
-{
-    size_t first = min_size(n, m->avail), r = n - first;
-
-    model_take(m, out, first);
-    out += first;
-    if (r == 0)
-        return;
-    if (r > BUF_LEN) {
-        unsigned char y[BLOCK_LEN];
-
-        /* Y = KS(K, N, 0, 1); blocks 1.. go straight out; rekey from Y */
-        model_ks(m, 0, y, BLOCK_LEN);
-        model_ks(m, 1, out, r);
-        model_set_kn(m, y);
-        return;
-    }
-    model_refill(m);
-    model_take(m, out, r);
-}
-
-/* absorb(ent || E || adin) as one absorb; E is the parent's 48 bytes. */
-static void model_reseed(struct model *m, const unsigned char *ent,
-                         size_t entlen, const unsigned char *adin,
-                         size_t adinlen)
-{
-    size_t len = entlen + SEED_LEN + adinlen;
-    unsigned char *cat = xmalloc(len);
-
-    if (entlen != 0)
-        memcpy(cat, ent, entlen);
-    memcpy(cat + entlen, m->seed, SEED_LEN);
-    if (adinlen != 0)
-        memcpy(cat + entlen + SEED_LEN, adin, adinlen);
-    model_absorb(m, cat, len);
-    OPENSSL_cleanse(cat, len);
-    free(cat);
-    m->calls = 0;
-    m->bytes = 0;
-    m->seeds++;
-}
-
-/* K = 0, N = 0, empty buffer, then absorb(E || pers). */
-static void model_instantiate(struct model *m, const unsigned char *pers,
-                              size_t perslen)
-{
-    size_t len = SEED_LEN + perslen;
-    unsigned char *cat = xmalloc(len);
-
-    memset(m->key, 0, sizeof(m->key));
-    memset(m->nonce, 0, sizeof(m->nonce));
-    OPENSSL_cleanse(m->buf, sizeof(m->buf));
-    m->avail = 0;
-    memcpy(cat, m->seed, SEED_LEN);
-    if (perslen != 0)
-        memcpy(cat + SEED_LEN, pers, perslen);
-    model_absorb(m, cat, len);
-    OPENSSL_cleanse(cat, len);
-    free(cat);
-    m->calls = 0;
-    m->bytes = 0;
-    m->seeds++;
-}
-
-/*
- * One call of the provider's generate entry point (n <= max_request).  The
- * reseed conditions are the ones a test here can reach: prediction
- * resistance, the call limit and the 16 MiB mark.  The time interval (an
- * hour by default) is never reached by a test run, and TEST-RAND has no
- * reseed_counter for a child to follow.
- */
-static void model_provider_generate(struct model *m, unsigned char *out,
-                                    size_t n, int pred_res,
-                                    const unsigned char *adin, size_t adinlen)
-{
-    int due = pred_res
-              || (m->reseed_requests != 0 && m->calls >= m->reseed_requests)
-              || m->bytes >= RESEED_BYTES;
-
-    if (due)
-        model_reseed(m, NULL, 0, adin, adinlen);
-    else
-        model_absorb(m, adin, adinlen);
-    model_serve(m, out, n);
-    m->calls++;
-    m->bytes += n;
-}
-
-/*
- * EVP_RAND_generate as libcrypto's evp_rand_generate_locked() drives the
- * provider: chunks of at most max_request, each handed the same additional
- * input, prediction resistance passed with the first chunk only.  A
- * zero-length request never reaches the provider at all.
- */
-static void model_evp_generate(struct model *m, unsigned char *out, size_t n,
-                               int pred_res, const unsigned char *adin,
-                               size_t adinlen)
-{
-    size_t chunk;
-
-    for (; n > 0; n -= chunk, out += chunk) {
-        chunk = min_size(n, MAX_REQUEST);
-        model_provider_generate(m, out, chunk, pred_res, adin, adinlen);
-        pred_res = 0;
-    }
 }
 
 /* ------------------------------------------------------------------------
@@ -426,17 +126,17 @@ static void rig_free(struct rig *r)
  * it with |pers|; the model is instantiated the same way.  Returns 1, or 0
  * after recording a failed test point labelled |what|.
  */
-static int rig_new(struct rig *r, const unsigned char seed[SEED_LEN],
+static int rig_new(struct rig *r, const unsigned char seed[MODEL_SEED_LEN],
                    const unsigned char *pers, size_t perslen,
                    const char *what)
 {
     OSSL_PARAM p[3];
-    unsigned int strength = STRENGTH;
+    unsigned int strength = MODEL_STRENGTH;
     int no_mix = 0;
     const char *step;
 
     memset(r, 0, sizeof(*r));
-    if (!model_init(&r->m, seed)) {
+    if (!model_init(&r->m, chacha20, seed)) {
         step = "model cipher context";
         goto err;
     }
@@ -446,10 +146,10 @@ static int rig_new(struct rig *r, const unsigned char seed[SEED_LEN],
         goto err;
     p[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
     p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY,
-                                             r->m.seed, SEED_LEN);
+                                             r->m.seed, MODEL_SEED_LEN);
     p[2] = OSSL_PARAM_construct_end();
     if (!EVP_RAND_CTX_set_params(r->parent, p)
-        || !EVP_RAND_instantiate(r->parent, STRENGTH, 0, NULL, 0, NULL))
+        || !EVP_RAND_instantiate(r->parent, MODEL_STRENGTH, 0, NULL, 0, NULL))
         goto err;
     step = "CHACHA20-DRBG context";
     r->drbg = EVP_RAND_CTX_new(drbg_rand, r->parent);
@@ -459,7 +159,7 @@ static int rig_new(struct rig *r, const unsigned char seed[SEED_LEN],
     /* the known answers are those of the construction without mixing */
     p[0] = OSSL_PARAM_construct_int("kernel_mix", &no_mix);
     p[1] = OSSL_PARAM_construct_end();
-    if (!EVP_RAND_instantiate(r->drbg, STRENGTH, 0, pers, perslen, p))
+    if (!EVP_RAND_instantiate(r->drbg, MODEL_STRENGTH, 0, pers, perslen, p))
         goto err;
     step = "reseed_counter after instantiate";
     if (!get_uint_param(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER,
@@ -471,7 +171,7 @@ static int rig_new(struct rig *r, const unsigned char seed[SEED_LEN],
 
  err:
     tu_ok(0, "%s: %s failed", what, step);
-    diag_errors();
+    tu_err_print();
     rig_free(r);
     return 0;
 }
@@ -487,7 +187,7 @@ static int rig_counter_ok(struct rig *r, const char *what)
 
     if (!get_uint_param(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER, &c)) {
         tu_diag("%s: cannot read reseed_counter", what);
-        diag_errors();
+        tu_err_print();
         return 0;
     }
     if (c - r->counter0 != r->m.seeds - r->seeds0) {
@@ -532,16 +232,16 @@ static int rig_generate(struct rig *r, size_t n, int pred_res,
 
     memset(got, 0x5a, n);
     memset(want, 0xa5, n);
-    if (!EVP_RAND_generate(r->drbg, got, n, STRENGTH, pred_res, adin,
+    if (!EVP_RAND_generate(r->drbg, got, n, MODEL_STRENGTH, pred_res, adin,
                            adinlen)) {
         tu_diag("%s: EVP_RAND_generate(%zu) failed", what, n);
-        diag_errors();
+        tu_err_print();
         ok = 0;
     }
     model_evp_generate(&r->m, want, n, pred_res, adin, adinlen);
     if (r->m.failed) {
         tu_diag("%s: the model's EVP ChaCha20 failed", what);
-        diag_errors();
+        tu_err_print();
         ok = 0;
     }
     if (ok)
@@ -558,7 +258,7 @@ static int rig_reseed(struct rig *r, int pred_res, const unsigned char *ent,
 {
     if (!EVP_RAND_reseed(r->drbg, pred_res, ent, entlen, adin, adinlen)) {
         tu_diag("%s: EVP_RAND_reseed failed", what);
-        diag_errors();
+        tu_err_print();
         return 0;
     }
     model_reseed(&r->m, ent, entlen, adin, adinlen);
@@ -571,32 +271,26 @@ static int rig_reseed(struct rig *r, int pred_res, const unsigned char *ent,
 
 /*
  * The model stands on EVP ChaCha20 and on our reading of its IV layout:
- * check both against RFC 8439 section 2.3.2 (counter 1, nonce
- * 000000090000004a00000000, key 00..1f), whose serialized block is below.
+ * check both against RFC 8439 section 2.3.2 (test/lib/rfc8439.c).
  */
 static void test_model_cipher(void)
 {
-    static const char rfc_block[] =
-        "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e"
-        "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e";
-    unsigned char want[BLOCK_LEN], got[BLOCK_LEN];
+    const struct rfc8439_block *v = &rfc8439_blocks[0];
+    unsigned char want[MODEL_BLOCK_LEN], got[MODEL_BLOCK_LEN];
     struct model m;
-    int i, ok;
+    int ok;
 
-    hex_fixed(rfc_block, want, sizeof(want));
-    if (!model_init(&m, want)) {
+    tu_unhex(want, sizeof(want), v->keystream);
+    if (!model_init(&m, chacha20, want)) {
         tu_ok(0, "model: EVP ChaCha20 gives RFC 8439 2.3.2 block");
         return;
     }
-    for (i = 0; i < KEY_LEN; i++)
-        m.key[i] = (unsigned char)i;
-    memset(m.nonce, 0, sizeof(m.nonce));
-    m.nonce[3] = 0x09;
-    m.nonce[7] = 0x4a;
-    model_ks(&m, 1, got, sizeof(got));
+    tu_unhex(m.key, sizeof(m.key), v->key);
+    tu_unhex(m.nonce, sizeof(m.nonce), v->nonce);
+    model_ks(&m, v->counter, got, sizeof(got));
     ok = !m.failed && memcmp(got, want, sizeof(got)) == 0;
     if (!ok) {
-        diag_errors();
+        tu_err_print();
         tu_diag_hex("got", got, sizeof(got));
     }
     tu_ok(ok, "model: EVP ChaCha20 gives RFC 8439 2.3.2 block");
@@ -622,7 +316,7 @@ static void test_params(const unsigned char *seed)
     p[2] = OSSL_PARAM_construct_end();
     ok = EVP_RAND_CTX_get_params(r.drbg, p);
     if (!ok)
-        diag_errors();
+        tu_err_print();
     if (want != NULL) {
         /* proves the kernel under test is the one that produced the bytes */
         tu_ok(ok && strcmp(impl, want) == 0,
@@ -630,15 +324,15 @@ static void test_params(const unsigned char *seed)
     } else {
         tu_ok(ok && impl[0] != '\0', "ctx param impl is \"%s\"", impl);
     }
-    tu_ok(ok && max_request == MAX_REQUEST,
+    tu_ok(ok && max_request == MODEL_MAX_REQUEST,
           "max_request is %zu (model splits at %zu)", max_request,
-          MAX_REQUEST);
+          MODEL_MAX_REQUEST);
     /* read first: the order of evaluation of tu_ok's arguments is open */
     ok = get_uint_param(r.drbg, OSSL_RAND_PARAM_STRENGTH, &u);
-    tu_ok(ok && u == STRENGTH, "strength is %u", u);
+    tu_ok(ok && u == MODEL_STRENGTH, "strength is %u", u);
     u = 0;
     ok = get_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
-    tu_ok(ok && u == DEFAULT_RESEED_REQUESTS,
+    tu_ok(ok && u == MODEL_DEFAULT_RESEED_REQUESTS,
           "default reseed_requests is %u", u);
     tu_ok(EVP_RAND_get_state(r.drbg) == EVP_RAND_STATE_READY,
           "state is ready after instantiate");
@@ -682,9 +376,9 @@ static void test_inputs_matter(const unsigned char *seed_a,
         if (!rig_new(&r, i == 1 ? seed_b : seed_a, i == 2 ? pers : NULL,
                      i == 2 ? sizeof(pers) : 0, "inputs matter"))
             return;
-        if (!EVP_RAND_generate(r.drbg, out[i], sizeof(out[i]), STRENGTH, 0,
+        if (!EVP_RAND_generate(r.drbg, out[i], sizeof(out[i]), MODEL_STRENGTH, 0,
                                NULL, 0)) {
-            diag_errors();
+            tu_err_print();
             ok = 0;
         }
         rig_free(&r);
@@ -743,10 +437,10 @@ static void test_adin(const unsigned char *seed)
         size_t n, adinlen;
     } steps[] = {
         { 10, 0 }, { 10, 5 }, { 100, 44 }, { 100, 45 }, { 1000, 100 },
-        { 0, 30 }, { 961, 1 }, { 5000, 200 }, { 30, 0 }, { 2, MAX_ADIN },
+        { 0, 30 }, { 961, 1 }, { 5000, 200 }, { 30, 0 }, { 2, MODEL_MAX_ADIN },
         { 959, 43 }, { 1, 88 }, { 1921, 1000 }, { 64, 0 }
     };
-    unsigned char *adin = xmalloc(MAX_ADIN), pers[20];
+    unsigned char *adin = xmalloc(MODEL_MAX_ADIN), pers[20];
     char what[80];
     struct rig r;
     size_t i;
@@ -894,7 +588,7 @@ static void test_16mib(const unsigned char *seed)
         return;
     for (i = 1; i <= 17 && ok; i++) {
         snprintf(what, sizeof(what), "16 MiB: call %d of 1 MiB", i);
-        ok = rig_generate(&r, MAX_REQUEST, 0, NULL, 0, what);
+        ok = rig_generate(&r, MODEL_MAX_REQUEST, 0, NULL, 0, what);
         if (ok && i == 16 && r.m.seeds != r.seeds0) {
             tu_diag("16 MiB: the model reseeded before call 17");
             ok = 0;
@@ -1001,7 +695,7 @@ static int parse_requests(struct kat *k, const char *v)
             return 0;
         errno = 0;
         n = strtoull(s, &end, 10);
-        if (errno != 0 || n > 64 * MAX_REQUEST)
+        if (errno != 0 || n > 64 * MODEL_MAX_REQUEST)
             return 0;
         k->req = realloc(k->req, (k->nreq + 1) * sizeof(*k->req));
         if (k->req == NULL)
@@ -1021,16 +715,16 @@ static int kat_set(struct kat *k, const char *key, const char *v)
         return k->name != NULL;
     }
     if (strcmp(key, "seed") == 0)
-        return hex_decode(v, &k->seed, &k->seedlen) && k->seedlen == SEED_LEN;
+        return tu_unhex_alloc(v, &k->seed, &k->seedlen) && k->seedlen == MODEL_SEED_LEN;
     if (strcmp(key, "pers") == 0)
-        return hex_decode(v, &k->pers, &k->perslen);
+        return tu_unhex_alloc(v, &k->pers, &k->perslen);
     if (strcmp(key, "adin") == 0)
-        return hex_decode(v, &k->adin, &k->adinlen);
+        return tu_unhex_alloc(v, &k->adin, &k->adinlen);
     if (strcmp(key, "requests") == 0)
         return parse_requests(k, v);
     if (strcmp(key, "output") == 0) {
         k->have_output = 1;
-        return hex_decode(v, &k->output, &k->outputlen);
+        return tu_unhex_alloc(v, &k->output, &k->outputlen);
     }
     return 0;
 }
@@ -1060,7 +754,7 @@ static void kat_run(struct kat *k)
         longest = k->req[i] > longest ? k->req[i] : longest;
 
     /* the model alone, from the file's inputs */
-    if (!model_init(&m, k->seed)) {
+    if (!model_init(&m, chacha20, k->seed)) {
         tu_ok(0, "vector %s: model", name);
         return;
     }
@@ -1083,9 +777,9 @@ static void kat_run(struct kat *k)
         got = xmalloc(longest);
         ok = 1;
         for (i = 0; i < k->nreq && ok; i++) {
-            if (!EVP_RAND_generate(r.drbg, got, k->req[i], STRENGTH, 0,
+            if (!EVP_RAND_generate(r.drbg, got, k->req[i], MODEL_STRENGTH, 0,
                                    k->adin, k->adinlen)) {
-                diag_errors();
+                tu_err_print();
                 ok = 0;
             }
         }
@@ -1168,10 +862,10 @@ static void test_vectors(void)
 
 static void body(void)
 {
-    unsigned char seed_a[SEED_LEN], seed_b[SEED_LEN];
+    unsigned char seed_a[MODEL_SEED_LEN], seed_b[MODEL_SEED_LEN];
 
-    hex_fixed(seed_a_hex, seed_a, SEED_LEN);
-    hex_fixed(seed_b_hex, seed_b, SEED_LEN);
+    tu_unhex(seed_a, MODEL_SEED_LEN, seed_a_hex);
+    tu_unhex(seed_b, MODEL_SEED_LEN, seed_b_hex);
 
     libctx = OSSL_LIB_CTX_new();
     if (!tu_ok(libctx != NULL, "library context"))
@@ -1180,7 +874,7 @@ static void body(void)
     prov_chacharng = OSSL_PROVIDER_load(libctx, "chacharng");
     if (!tu_ok(prov_default != NULL && prov_chacharng != NULL,
                "load providers default and chacharng")) {
-        diag_errors();
+        tu_err_print();
         goto end;
     }
     chacha20 = EVP_CIPHER_fetch(libctx, "ChaCha20", "provider=default");
@@ -1188,7 +882,7 @@ static void body(void)
     drbg_rand = EVP_RAND_fetch(libctx, "CHACHA20-DRBG", "provider=chacharng");
     if (!tu_ok(chacha20 != NULL && test_rand != NULL && drbg_rand != NULL,
                "fetch ChaCha20, TEST-RAND and CHACHA20-DRBG")) {
-        diag_errors();
+        tu_err_print();
         goto end;
     }
 
