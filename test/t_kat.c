@@ -6,16 +6,18 @@
  *
  * The provider is seeded from a TEST-RAND parent with a fixed seed, so its
  * output is a pure function of the seed and the calls made.  Every output is
- * compared with an independent model of the construction written here on
- * top of OpenSSL's own EVP ChaCha20 (default provider), so neither our
+ * compared with an independent model of the construction on top of
+ * OpenSSL's own EVP ChaCha20 (test/lib/drbg_model.c), so neither our
  * kernels nor our generator code take part in computing the expected bytes.
- * A few model outputs are also pinned in test/vectors/drbg_kat.txt, which
- * guards the model itself against drifting along with the provider.
+ * This file is the driver: the call sequences are the numbered stanzas of
+ * test/vectors/drbg_scenarios.txt, and a few model outputs are pinned in
+ * test/vectors/drbg_kat.txt, which guards the model itself against
+ * drifting along with the provider.
  *
  * The body runs once per kernel the CPU supports (tu_main_per_impl), with
  * CHACHARNG_IMPL forcing the kernel at provider load.
  */
-/* getline() and strdup() */
+/* getline(), strdup() and strtok_r() */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -37,7 +39,8 @@
 #include "rfc8439.h"
 #include "testutil.h"
 
-#define VECTORS_FILE "drbg_kat.txt"
+#define KAT_FILE "drbg_kat.txt"
+#define SCENARIO_FILE "drbg_scenarios.txt"
 
 /* Two fixed seeds, handed out by TEST-RAND at every (re)seed. */
 static const char seed_a_hex[] =
@@ -406,23 +409,194 @@ static void test_all_lengths(const unsigned char *seed)
     rig_free(&r);
 }
 
+/* ------------------------------------------------------------------------
+ * Scenarios (test/vectors/drbg_scenarios.txt): the call sequences below
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Open test/vectors/|file|: in CHACHARNG_TEST_VECTORS when set, else
+ * under the working directory or $srcdir.
+ */
+static FILE *open_vectors(const char *file, char *path, size_t pathlen)
+{
+    const char *env = getenv("CHACHARNG_TEST_VECTORS");
+    const char *srcdir = getenv("srcdir");
+    FILE *f;
+
+    if (env != NULL) {
+        /* told where they are: look nowhere else */
+        snprintf(path, pathlen, "%s/%s", env, file);
+        return fopen(path, "r");
+    }
+    snprintf(path, pathlen, "test/vectors/%s", file);
+    if ((f = fopen(path, "r")) != NULL || srcdir == NULL)
+        return f;
+    snprintf(path, pathlen, "%s/test/vectors/%s", srcdir, file);
+    return fopen(path, "r");
+}
+
+static char *trim(char *s)
+{
+    char *e;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'
+                     || e[-1] == '\r'))
+        *--e = '\0';
+    return s;
+}
+
+struct step {
+    size_t n, adin, ent; /* request, additional input, reseed entropy */
+    int pr;              /* prediction resistance */
+};
+
+struct scenario {
+    char *name;
+    struct step *step;
+    size_t nsteps;
+};
+
+#define MAX_SCENARIOS 16
+
+static struct scenario scenarios[MAX_SCENARIOS];
+static size_t nscenarios;
+
+/* Additional input and reseed entropy: filled afresh for every step. */
+static unsigned char adin_buf[MODEL_MAX_ADIN], ent_buf[MODEL_MAX_ADIN];
+
+/* "key=value ..." with keys n, adin, ent, pr; 1 if well formed. */
+static int parse_step(char *v, struct step *st)
+{
+    char *tok, *save = NULL, *end;
+    unsigned long long x;
+
+    memset(st, 0, sizeof(*st));
+    for (tok = strtok_r(v, " \t", &save); tok != NULL;
+         tok = strtok_r(NULL, " \t", &save)) {
+        char *eq = strchr(tok, '=');
+
+        if (eq == NULL || eq[1] < '0' || eq[1] > '9')
+            return 0;
+        *eq = '\0';
+        errno = 0;
+        x = strtoull(eq + 1, &end, 10);
+        if (errno != 0 || *end != '\0' || x > SIZE_MAX)
+            return 0;
+        if (strcmp(tok, "n") == 0)
+            st->n = (size_t)x;
+        else if (strcmp(tok, "adin") == 0 && x <= MODEL_MAX_ADIN)
+            st->adin = (size_t)x;
+        else if (strcmp(tok, "ent") == 0 && x <= MODEL_MAX_ADIN)
+            st->ent = (size_t)x;
+        else if (strcmp(tok, "pr") == 0 && x <= 1)
+            st->pr = (int)x;
+        else
+            return 0;
+    }
+    return 1;
+}
+
+/* One line of the file into the scenario table; 1 if well formed. */
+static int scenario_line(char *s)
+{
+    struct scenario *sc = nscenarios > 0 ? &scenarios[nscenarios - 1] : NULL;
+    char *eq = strchr(s, '='), *key, *val, *end;
+    unsigned long idx;
+    struct step *grown;
+
+    if (eq == NULL)
+        return 0;
+    *eq = '\0';
+    key = trim(s);
+    val = trim(eq + 1);
+    if (strcmp(key, "Scenario") == 0) {
+        if (nscenarios == MAX_SCENARIOS || val[0] == '\0')
+            return 0;
+        sc = &scenarios[nscenarios++];
+        sc->name = strdup(val);
+        return sc->name != NULL;
+    }
+    if (sc == NULL || strncmp(key, "Step.", 5) != 0 || key[5] < '0'
+        || key[5] > '9')
+        return 0;
+    idx = strtoul(key + 5, &end, 10);
+    /* numbered in order, without gaps */
+    if (*end != '\0' || idx != sc->nsteps)
+        return 0;
+    grown = realloc(sc->step, (sc->nsteps + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return 0;
+    sc->step = grown;
+    return parse_step(val, &sc->step[sc->nsteps++]);
+}
+
+static void scenarios_load(void)
+{
+    char path[4096], *line = NULL, *s;
+    size_t cap = 0;
+    unsigned int lineno = 0, bad = 0;
+    FILE *f = open_vectors(SCENARIO_FILE, path, sizeof(path));
+
+    if (!tu_ok(f != NULL, "scenarios file %s opens", path))
+        return;
+    while (getline(&line, &cap, f) >= 0) {
+        lineno++;
+        s = trim(line);
+        if (s[0] == '#' || s[0] == '\0')
+            continue;
+        if (!scenario_line(s)) {
+            tu_diag("%s:%u: bad line", path, lineno);
+            bad++;
+        }
+    }
+    free(line);
+    fclose(f);
+    tu_ok(bad == 0 && nscenarios > 0, "scenarios file holds %zu scenarios",
+          nscenarios);
+}
+
+static void scenarios_free(void)
+{
+    size_t i;
+
+    for (i = 0; i < nscenarios; i++) {
+        free(scenarios[i].name);
+        free(scenarios[i].step);
+    }
+    memset(scenarios, 0, sizeof(scenarios));
+    nscenarios = 0;
+}
+
+/* The scenario called |name|, or NULL after a failed test point. */
+static const struct scenario *scenario(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < nscenarios; i++)
+        if (strcmp(scenarios[i].name, name) == 0)
+            return &scenarios[i];
+    tu_ok(0, "scenario %s is in %s", name, SCENARIO_FILE);
+    return NULL;
+}
+
 /* First requests around the buffer and direct-path boundaries. */
 static void test_first_requests(const unsigned char *seed)
 {
-    static const size_t lens[] = {
-        1, 63, 64, 65, 959, 960, 961, 1023, 1024, 1025, 1919, 1920, 1921,
-        2000, 4096, 65536
-    };
+    const struct scenario *sc = scenario("first-requests");
     char what[64];
     struct rig r;
-    size_t i;
+    size_t i, n;
 
-    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
-        snprintf(what, sizeof(what), "first request %zu", lens[i]);
+    for (i = 0; sc != NULL && i < sc->nsteps; i++) {
+        n = sc->step[i].n;
+        snprintf(what, sizeof(what), "first request %zu", n);
         if (!rig_new(&r, seed, NULL, 0, what))
             continue;
         /* the follow-ups show the state left behind is right too */
-        tu_ok(rig_generate(&r, lens[i], 0, NULL, 0, what)
+        tu_ok(rig_generate(&r, n, 0, NULL, 0, what)
               && rig_generate(&r, 1, 0, NULL, 0, what)
               && rig_generate(&r, 3000, 0, NULL, 0, what),
               "%s, then 1 and 3000", what);
@@ -433,83 +607,68 @@ static void test_first_requests(const unsigned char *seed)
 /* Additional input of assorted lengths, interleaved with plain requests. */
 static void test_adin(const unsigned char *seed)
 {
-    static const struct {
-        size_t n, adinlen;
-    } steps[] = {
-        { 10, 0 }, { 10, 5 }, { 100, 44 }, { 100, 45 }, { 1000, 100 },
-        { 0, 30 }, { 961, 1 }, { 5000, 200 }, { 30, 0 }, { 2, MODEL_MAX_ADIN },
-        { 959, 43 }, { 1, 88 }, { 1921, 1000 }, { 64, 0 }
-    };
-    unsigned char *adin = xmalloc(MODEL_MAX_ADIN), pers[20];
+    const struct scenario *sc = scenario("adin");
+    const struct step *st;
+    unsigned char pers[20];
     char what[80];
     struct rig r;
     size_t i;
 
     fill(pers, sizeof(pers), 17);
-    if (!rig_new(&r, seed, pers, sizeof(pers), "additional input")) {
-        free(adin);
+    if (sc == NULL
+        || !rig_new(&r, seed, pers, sizeof(pers), "additional input"))
         return;
-    }
-    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+    for (i = 0; i < sc->nsteps; i++) {
+        st = &sc->step[i];
         snprintf(what, sizeof(what), "additional input step %zu: "
-                 "%zu bytes, adin %zu", i, steps[i].n, steps[i].adinlen);
-        fill(adin, steps[i].adinlen, (unsigned int)i + 40);
-        tu_ok(rig_generate(&r, steps[i].n, 0,
-                           steps[i].adinlen != 0 ? adin : NULL,
-                           steps[i].adinlen, what), "%s", what);
+                 "%zu bytes, adin %zu", i, st->n, st->adin);
+        fill(adin_buf, st->adin, (unsigned int)i + 40);
+        tu_ok(rig_generate(&r, st->n, 0, st->adin != 0 ? adin_buf : NULL,
+                           st->adin, what), "%s", what);
     }
     rig_free(&r);
-    free(adin);
 }
 
 /* Prediction resistance reseeds before serving, with or without adin. */
 static void test_pred_res(const unsigned char *seed)
 {
-    static const struct {
-        size_t n, adinlen;
-        int pr;
-    } steps[] = {
-        { 100, 0, 0 }, { 100, 0, 1 }, { 100, 60, 1 }, { 2000, 0, 0 },
-        { 5, 0, 1 }, { 961, 3, 1 }, { 7, 0, 0 }
-    };
-    unsigned char adin[60];
+    const struct scenario *sc = scenario("pred-res");
+    const struct step *st;
+    unsigned int asked = 0;
     char what[96];
     struct rig r;
     size_t i;
 
-    if (!rig_new(&r, seed, NULL, 0, "prediction resistance"))
+    if (sc == NULL || !rig_new(&r, seed, NULL, 0, "prediction resistance"))
         return;
-    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+    for (i = 0; i < sc->nsteps; i++) {
+        st = &sc->step[i];
         snprintf(what, sizeof(what), "prediction resistance step %zu: "
-                 "%zu bytes, adin %zu, pred_res %d", i, steps[i].n,
-                 steps[i].adinlen, steps[i].pr);
-        fill(adin, steps[i].adinlen, (unsigned int)i + 60);
-        tu_ok(rig_generate(&r, steps[i].n, steps[i].pr,
-                           steps[i].adinlen != 0 ? adin : NULL,
-                           steps[i].adinlen, what), "%s", what);
+                 "%zu bytes, adin %zu, pred_res %d", i, st->n, st->adin,
+                 st->pr);
+        fill(adin_buf, st->adin, (unsigned int)i + 60);
+        tu_ok(rig_generate(&r, st->n, st->pr,
+                           st->adin != 0 ? adin_buf : NULL, st->adin, what),
+              "%s", what);
+        asked += (unsigned int)st->pr;
     }
-    /* four were asked for: the counter checks must have seen them */
-    tu_ok(r.m.seeds - r.seeds0 == 4 && rig_counter_ok(&r, "pred_res total"),
-          "prediction resistance reseeded 4 times");
+    /* the counter checks must have seen every one that was asked for */
+    tu_ok(r.m.seeds - r.seeds0 == asked
+          && rig_counter_ok(&r, "pred_res total"),
+          "prediction resistance reseeded %u times", asked);
     rig_free(&r);
 }
 
 /* EVP_RAND_reseed with and without caller entropy and additional input. */
 static void test_explicit_reseed(const unsigned char *seed)
 {
-    static const struct {
-        size_t entlen, adinlen, n;
-        int pr;
-    } steps[] = {
-        { 0, 0, 100, 0 }, { 32, 0, 100, 0 }, { 0, 50, 961, 0 },
-        { 100, 7, 50, 1 }, { 44, 44, 2000, 0 }, { 1, 0, 1, 0 }
-    };
-    unsigned char ent[100], adin[50];
+    const struct scenario *sc = scenario("explicit-reseed");
+    const struct step *st;
     char what[96];
     struct rig r;
     size_t i;
 
-    if (!rig_new(&r, seed, NULL, 0, "explicit reseed"))
+    if (sc == NULL || !rig_new(&r, seed, NULL, 0, "explicit reseed"))
         return;
     /* leave part of a refill unread, which every reseed must discard */
     if (!tu_ok(rig_generate(&r, 10, 0, NULL, 0, "explicit reseed"),
@@ -517,33 +676,27 @@ static void test_explicit_reseed(const unsigned char *seed)
         rig_free(&r);
         return;
     }
-    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+    for (i = 0; i < sc->nsteps; i++) {
+        st = &sc->step[i];
         snprintf(what, sizeof(what), "explicit reseed step %zu: ent %zu, "
-                 "adin %zu, pred_res %d, then %zu bytes", i,
-                 steps[i].entlen, steps[i].adinlen, steps[i].pr,
-                 steps[i].n);
-        fill(ent, steps[i].entlen, (unsigned int)i + 80);
-        fill(adin, steps[i].adinlen, (unsigned int)i + 90);
-        tu_ok(rig_reseed(&r, steps[i].pr,
-                         steps[i].entlen != 0 ? ent : NULL, steps[i].entlen,
-                         steps[i].adinlen != 0 ? adin : NULL,
-                         steps[i].adinlen, what)
-              && rig_generate(&r, steps[i].n, 0, NULL, 0, what), "%s", what);
+                 "adin %zu, pred_res %d, then %zu bytes", i, st->ent,
+                 st->adin, st->pr, st->n);
+        fill(ent_buf, st->ent, (unsigned int)i + 80);
+        fill(adin_buf, st->adin, (unsigned int)i + 90);
+        tu_ok(rig_reseed(&r, st->pr, st->ent != 0 ? ent_buf : NULL, st->ent,
+                         st->adin != 0 ? adin_buf : NULL, st->adin, what)
+              && rig_generate(&r, st->n, 0, NULL, 0, what), "%s", what);
     }
     rig_free(&r);
 }
 
 /*
  * reseed_requests = 3: three provider calls per seed, the fourth reseeds
- * first.  Zero-length EVP requests never reach the provider, so they count
- * for nothing; a 2.5 MiB request is three provider calls.
+ * first (the scenario's comment counts the calls).
  */
 static void test_reseed_requests(const unsigned char *seed)
 {
-    static const size_t lens[] = {
-        10, 0, 20, 30, 40, 0, 0, 50, 60, 70, 80, 2621440, 5, 6, 7, 8
-    };
-    /* calls: 10 20 30 | 40 50 60 | 70 80 1M | 1M 0.5M 5 | 6 7 8 */
+    const struct scenario *sc = scenario("reseed-requests");
     const unsigned int want_reseeds = 4;
     unsigned char adin[3] = { 1, 2, 3 };
     unsigned int u = 0;
@@ -552,18 +705,18 @@ static void test_reseed_requests(const unsigned char *seed)
     size_t i;
     int ok = 1;
 
-    if (!rig_new(&r, seed, NULL, 0, "reseed_requests"))
+    if (sc == NULL || !rig_new(&r, seed, NULL, 0, "reseed_requests"))
         return;
     ok = set_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, 3)
          && get_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
     tu_ok(ok && u == 3, "reseed_requests set to 3 reads back %u", u);
     r.m.reseed_requests = 3;
     ok = 1;
-    for (i = 0; i < sizeof(lens) / sizeof(lens[0]) && ok; i++) {
+    for (i = 0; i < sc->nsteps && ok; i++) {
         snprintf(what, sizeof(what), "reseed_requests=3 step %zu (%zu bytes)",
-                 i, lens[i]);
+                 i, sc->step[i].n);
         /* adin on odd steps: a reseed must absorb it once, after E */
-        ok = rig_generate(&r, lens[i], 0, i % 2 ? adin : NULL,
+        ok = rig_generate(&r, sc->step[i].n, 0, i % 2 ? adin : NULL,
                           i % 2 ? sizeof(adin) : 0, what);
     }
     tu_ok(ok, "reseed_requests=3: %zu requests match the model", i);
@@ -660,24 +813,6 @@ static void kat_clear(struct kat *k)
     free(k->output);
     free(k->req);
     memset(k, 0, sizeof(*k));
-}
-
-static FILE *open_vectors(char *path, size_t pathlen)
-{
-    const char *env = getenv("CHACHARNG_TEST_VECTORS");
-    const char *srcdir = getenv("srcdir");
-    FILE *f;
-
-    if (env != NULL) {
-        /* told where they are: look nowhere else */
-        snprintf(path, pathlen, "%s/%s", env, VECTORS_FILE);
-        return fopen(path, "r");
-    }
-    snprintf(path, pathlen, "test/vectors/%s", VECTORS_FILE);
-    if ((f = fopen(path, "r")) != NULL || srcdir == NULL)
-        return f;
-    snprintf(path, pathlen, "%s/test/vectors/%s", srcdir, VECTORS_FILE);
-    return fopen(path, "r");
 }
 
 static int parse_requests(struct kat *k, const char *v)
@@ -792,19 +927,6 @@ static void kat_run(struct kat *k)
     free(want);
 }
 
-static char *trim(char *s)
-{
-    char *e;
-
-    while (*s == ' ' || *s == '\t')
-        s++;
-    e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'
-                     || e[-1] == '\r'))
-        *--e = '\0';
-    return s;
-}
-
 /*
  * File format: "#" comments; a vector is a run of "key = value" lines
  * (name, seed, pers, adin, requests, output) ended by a blank line or the
@@ -820,7 +942,7 @@ static void test_vectors(void)
     FILE *f;
 
     memset(&k, 0, sizeof(k));
-    f = open_vectors(path, sizeof(path));
+    f = open_vectors(KAT_FILE, path, sizeof(path));
     if (!tu_ok(f != NULL, "vectors file %s opens", path))
         return;
     for (;;) {
@@ -886,6 +1008,7 @@ static void body(void)
         goto end;
     }
 
+    scenarios_load();
     test_model_cipher();
     test_params(seed_a);
     test_instantiate(seed_a, "A");
@@ -900,6 +1023,7 @@ static void body(void)
     test_16mib(seed_a);
     test_split(seed_b);
     test_vectors();
+    scenarios_free();
 
  end:
     EVP_RAND_free(drbg_rand);
