@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Provider entry: OSSL_provider_init, the algorithm query, provider params
- * and error reasons.  The kernel is chosen here, once: detect the CPU, apply
+ * and error reasons, with what every file shares: CHACHARNG_DEBUG output,
+ * the strength check, a new generator's state page and the kernel lookup
+ * by name.  The kernel is chosen here, once: detect the CPU, apply
  * the `impl` config key or the CHACHARNG_IMPL environment variable (which
  * wins), self-test the choice against RFC 8439, and refuse to load if a
  * forced kernel is missing or any kernel fails.  The kernel_mix setting
