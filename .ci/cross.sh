@@ -51,7 +51,7 @@ variants() {
 # pads of every object, and the NEON kernel called through blr under qemu
 # -cpu max with BTI enforced).
 aarch64() {
-    local dir tests
+    local dir
     if ! command -v aarch64-linux-gnu-gcc >/dev/null \
         || ! command -v qemu-aarch64 >/dev/null \
         || [ ! -f /usr/lib/aarch64-linux-gnu/pkgconfig/libcrypto.pc ]; then
@@ -61,6 +61,8 @@ aarch64() {
     fi
     dir=$(unpack aarch64)
     echo "--- aarch64 (qemu-user)"
+    # make itself expands $(check_PROGRAMS) in TESTS
+    # shellcheck disable=SC2016
     (cd "$dir" \
         && PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig \
             ./configure -q --enable-werror --host=aarch64-linux-gnu \

@@ -19,7 +19,8 @@
 
 set -u
 
-: "${abs_top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${abs_top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${abs_top_builddir:=$abs_top_srcdir}"
 : "${OPENSSL_MODULES:=$abs_top_builddir/.libs}"
 export OPENSSL_MODULES
 unset CHACHARNG_DEBUG
@@ -30,16 +31,8 @@ max_fips_failures=8
 dieharder_tests="0 4 8 15 100 205"
 limit=180 # seconds per battery run; a slow machine fails loudly, not hangs
 
-points=0
-failures=0
-ok() { points=$((points + 1)); echo "ok $points - $*"; }
-not_ok() {
-    points=$((points + 1))
-    failures=$((failures + 1))
-    echo "not ok $points - $*"
-}
-skip() { points=$((points + 1)); echo "ok $points - # SKIP $*"; }
-diag() { sed 's/^/# /'; }
+# shellcheck source=test/tap.sh
+. "$abs_top_srcdir/test/tap.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/chacharng-stats.XXXXXX") || {
     echo "Bail out! cannot create a temporary directory"
