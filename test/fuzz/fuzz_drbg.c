@@ -51,6 +51,7 @@
 #include <openssl/provider.h>
 
 #include "chacha.h"
+#include "provutil.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -156,12 +157,11 @@ static void lib_init(struct lib *l, OSSL_provider_init_fn *init)
 {
     l->libctx = OSSL_LIB_CTX_new();
     CHECK(l->libctx != NULL, "OSSL_LIB_CTX_new");
-    CHECK(OSSL_PROVIDER_add_builtin(l->libctx, "chacharng", init),
+    CHECK(OSSL_PROVIDER_add_builtin(l->libctx, PU_PROVIDER, init),
           "add_builtin");
-    CHECK(OSSL_PROVIDER_load(l->libctx, "chacharng") != NULL, "load");
+    CHECK(OSSL_PROVIDER_load(l->libctx, PU_PROVIDER) != NULL, "load");
     CHECK(OSSL_PROVIDER_load(l->libctx, "default") != NULL, "load default");
-    l->chacha = EVP_RAND_fetch(l->libctx, "CHACHA20-DRBG",
-                               "provider=chacharng");
+    l->chacha = EVP_RAND_fetch(l->libctx, PU_ALG, PU_PROPQ);
     l->test = EVP_RAND_fetch(l->libctx, "TEST-RAND", "provider=default");
     CHECK(l->chacha != NULL && l->test != NULL, "fetch");
 }
