@@ -314,34 +314,6 @@ static int init_no_upcall(const OSSL_CORE_HANDLE *handle,
     return wrapped_init(handle, in, out, provctx, 0);
 }
 
-struct env {
-    OSSL_LIB_CTX *libctx;
-    OSSL_PROVIDER *deflt, *prov;
-};
-
-static int env_init(struct env *e, OSSL_provider_init_fn *init)
-{
-    memset(e, 0, sizeof(*e));
-    e->libctx = OSSL_LIB_CTX_new();
-    if (e->libctx == NULL)
-        return 0;
-    if (init != NULL
-        && !OSSL_PROVIDER_add_builtin(e->libctx, "chacharng", init))
-        return 0;
-    e->deflt = OSSL_PROVIDER_load(e->libctx, "default");
-    e->prov = OSSL_PROVIDER_load(e->libctx, "chacharng");
-    return e->deflt != NULL && e->prov != NULL;
-}
-
-static void env_free(struct env *e)
-{
-    if (e->prov != NULL)
-        OSSL_PROVIDER_unload(e->prov);
-    if (e->deflt != NULL)
-        OSSL_PROVIDER_unload(e->deflt);
-    OSSL_LIB_CTX_free(e->libctx);
-}
-
 /* ---------------------------------------------------------------------- */
 /* The tests                                                              */
 /* ---------------------------------------------------------------------- */
@@ -349,7 +321,7 @@ static void env_free(struct env *e)
 static unsigned char seed[SEED_BYTES];
 
 /* A TEST-RAND parent that errs, comes up short, or is too weak. */
-static void test_parent_faults(struct env *e)
+static void test_parent_faults(struct pu_env *e)
 {
     EVP_RAND_CTX *t = test_parent(e->libctx, 256), *c = NULL, *ref = NULL;
     EVP_RAND_CTX *weak = NULL;
@@ -444,7 +416,7 @@ static void test_parent_faults(struct env *e)
 }
 
 /* The core entropy upcall failing, short, and a chacharng parent on it. */
-static void test_core_faults(struct env *e)
+static void test_core_faults(struct pu_env *e)
 {
     EVP_RAND_CTX *c = drbg_new(e->libctx, NULL), *root = NULL, *kid = NULL;
     unsigned char out[OUTLEN];
@@ -506,7 +478,7 @@ static void test_core_faults(struct env *e)
 }
 
 /* No core upcall: getrandom(2) is the source; make it fail. */
-static void test_getrandom_faults(struct env *e)
+static void test_getrandom_faults(struct pu_env *e)
 {
     EVP_RAND_CTX *c = mix_off(drbg_new(e->libctx, NULL)), *d = NULL;
     unsigned char out[OUTLEN];
@@ -677,7 +649,7 @@ static void test_random_bytes_alloc(void)
     tu_ok(c.ret == 1, "random_bytes: mapping works again: served");
 }
 
-static void test_alloc_faults(struct env *e)
+static void test_alloc_faults(struct pu_env *e)
 {
     EVP_RAND *rand = EVP_RAND_fetch(e->libctx, PU_ALG, PU_PROPQ);
     EVP_RAND_CTX *c, *parent = NULL;
@@ -756,7 +728,7 @@ static void test_alloc_faults(struct env *e)
 
 static void body(void)
 {
-    struct env plain, fake, bare;
+    struct pu_env plain, fake, bare;
     const char *dir = getenv("OPENSSL_MODULES");
     char path[4096];
     void *handle = NULL;
@@ -765,7 +737,7 @@ static void body(void)
     for (i = 0; i < sizeof(seed); i++)
         seed[i] = (unsigned char)(0x30 + i);
 
-    if (!tu_ok(env_init(&plain, NULL), "default and chacharng loaded"))
+    if (!tu_ok(pu_env_init_builtin(&plain, NULL), "default and chacharng loaded"))
         return;
     if (!tu_ok(ip_attach_module(), "the module is mapped and found"))
         return;
@@ -781,7 +753,7 @@ static void body(void)
     test_parent_faults(&plain);
     test_alloc_faults(&plain);
 
-    if (tu_ok(env_init(&fake, init_fake_upcall),
+    if (tu_ok(pu_env_init_builtin(&fake, init_fake_upcall),
               "provider loaded with a replaced core entropy upcall")
         && tu_ok(real_get_entropy != NULL && real_cleanup_entropy != NULL,
                  "the core offered an entropy upcall to replace")) {
@@ -791,16 +763,16 @@ static void body(void)
         tu_ok(core_outstanding == 0,
               "random_bytes: every core entropy buffer went back");
     }
-    env_free(&fake);
+    pu_env_free(&fake);
 
-    if (tu_ok(env_init(&bare, init_no_upcall),
+    if (tu_ok(pu_env_init_builtin(&bare, init_no_upcall),
               "provider loaded with no core entropy upcall")) {
         test_getrandom_faults(&bare);
         test_random_bytes("getrandom fails", getrandom_down, getrandom_up);
     }
-    env_free(&bare);
+    pu_env_free(&bare);
 
-    env_free(&plain);
+    pu_env_free(&plain);
     if (handle != NULL)
         dlclose(handle);
 }

@@ -25,10 +25,20 @@ static void dump_errors(void)
 
 int pu_env_init(struct pu_env *env)
 {
+    return pu_env_init_builtin(env, NULL);
+}
+
+int pu_env_init_builtin(struct pu_env *env, OSSL_provider_init_fn *init)
+{
     memset(env, 0, sizeof(*env));
     env->libctx = OSSL_LIB_CTX_new();
     if (env->libctx == NULL) {
         tu_diag("OSSL_LIB_CTX_new failed");
+        goto err;
+    }
+    if (init != NULL
+        && !OSSL_PROVIDER_add_builtin(env->libctx, PU_PROVIDER, init)) {
+        tu_diag("cannot register the built-in %s", PU_PROVIDER);
         goto err;
     }
     env->deflt = OSSL_PROVIDER_load(env->libctx, "default");

@@ -39,6 +39,14 @@ struct pu_env {
  * queue as diagnostics, frees what was made and returns 0.
  */
 int pu_env_init(struct pu_env *env);
+
+/*
+ * As pu_env_init(), with "chacharng" registered first as a built-in
+ * provider started by |init| (when not NULL), which then takes the place
+ * of the module: a test wraps the module's own OSSL_provider_init to edit
+ * what the core offers it.
+ */
+int pu_env_init_builtin(struct pu_env *env, OSSL_provider_init_fn *init);
 void pu_env_free(struct pu_env *env);
 
 /*
