@@ -115,16 +115,6 @@ static int expect_gen_recovers(EVP_RAND_CTX *ctx, unsigned char *out,
                  what, r, state_of(ctx));
 }
 
-static int set_uint_param(EVP_RAND_CTX *ctx, const char *key,
-                          unsigned int v)
-{
-    OSSL_PARAM p[2];
-
-    p[0] = OSSL_PARAM_construct_uint(key, &v);
-    p[1] = OSSL_PARAM_construct_end();
-    return EVP_RAND_CTX_set_params(ctx, p);
-}
-
 /* Point a TEST-RAND at |len| bytes of |seed| (|len| may be 0). */
 static int test_seed(EVP_RAND_CTX *t, const unsigned char *seed, size_t len)
 {
@@ -145,7 +135,7 @@ static EVP_RAND_CTX *test_parent(OSSL_LIB_CTX *libctx, unsigned int strength)
     EVP_RAND_CTX *t = r != NULL ? EVP_RAND_CTX_new(r, NULL) : NULL;
 
     EVP_RAND_free(r);
-    if (t == NULL || !set_uint_param(t, OSSL_RAND_PARAM_STRENGTH, strength)
+    if (t == NULL || !pu_set_uint(t, OSSL_RAND_PARAM_STRENGTH, strength)
         || !EVP_RAND_instantiate(t, 0, 0, NULL, 0, NULL)) {
         EVP_RAND_CTX_free(t);
         return NULL;
@@ -369,7 +359,7 @@ static void test_parent_faults(struct pu_env *e)
     expect_gen_recovers(c, out, "after the failed reseed");
 
     /* an automatic reseed (reseed_requests) that cannot get entropy */
-    tu_ok(set_uint_param(c, OSSL_DRBG_PARAM_RESEED_REQUESTS, 2)
+    tu_ok(pu_set_uint(c, OSSL_DRBG_PARAM_RESEED_REQUESTS, 2)
               && EVP_RAND_reseed(c, 0, NULL, 0, NULL, 0),
           "reseed_requests = 2, freshly reseeded");
     test_seed(t, NULL, 0);
@@ -380,7 +370,7 @@ static void test_parent_faults(struct pu_env *e)
                                  "cannot feed");
     test_seed(t, seed, SEED_BYTES);
     expect_gen_recovers(c, out, "automatic reseed");
-    set_uint_param(c, OSSL_DRBG_PARAM_RESEED_REQUESTS, 65536);
+    pu_set_uint(c, OSSL_DRBG_PARAM_RESEED_REQUESTS, 65536);
 
     /* prediction resistance with a failing parent */
     test_seed(t, NULL, 0);

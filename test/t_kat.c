@@ -36,6 +36,7 @@
 #include "drbg_model.h"
 #include "errq.h"
 #include "hex.h"
+#include "provutil.h"
 #include "rfc8439.h"
 #include "testutil.h"
 
@@ -68,22 +69,6 @@ static void fill(unsigned char *p, size_t len, unsigned int tag)
         p[i] = (unsigned char)(tag * 29 + i * 131 + (i >> 8) * 7 + 1);
 }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n != 0 ? n : 1);
-
-    if (p == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
-static size_t min_size(size_t a, size_t b)
-{
-    return a < b ? a : b;
-}
-
 /* ------------------------------------------------------------------------
  * The provider side: a TEST-RAND parent and a CHACHA20-DRBG child, with
  * the model following along
@@ -95,26 +80,6 @@ struct rig {
     unsigned int counter0;  /* drbg reseed_counter right after instantiate */
     unsigned int seeds0;    /* m.seeds at the same moment */
 };
-
-static int get_uint_param(EVP_RAND_CTX *ctx, const char *key,
-                          unsigned int *v)
-{
-    OSSL_PARAM p[2];
-
-    p[0] = OSSL_PARAM_construct_uint(key, v);
-    p[1] = OSSL_PARAM_construct_end();
-    return EVP_RAND_CTX_get_params(ctx, p) && OSSL_PARAM_modified(&p[0]);
-}
-
-static int set_uint_param(EVP_RAND_CTX *ctx, const char *key,
-                          unsigned int v)
-{
-    OSSL_PARAM p[2];
-
-    p[0] = OSSL_PARAM_construct_uint(key, &v);
-    p[1] = OSSL_PARAM_construct_end();
-    return EVP_RAND_CTX_set_params(ctx, p);
-}
 
 static void rig_free(struct rig *r)
 {
@@ -165,7 +130,7 @@ static int rig_new(struct rig *r, const unsigned char seed[MODEL_SEED_LEN],
     if (!EVP_RAND_instantiate(r->drbg, MODEL_STRENGTH, 0, pers, perslen, p))
         goto err;
     step = "reseed_counter after instantiate";
-    if (!get_uint_param(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER,
+    if (!pu_get_uint(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER,
                         &r->counter0))
         goto err;
     model_instantiate(&r->m, pers, perslen);
@@ -188,7 +153,7 @@ static int rig_counter_ok(struct rig *r, const char *what)
 {
     unsigned int c;
 
-    if (!get_uint_param(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER, &c)) {
+    if (!pu_get_uint(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER, &c)) {
         tu_diag("%s: cannot read reseed_counter", what);
         tu_err_print();
         return 0;
@@ -215,8 +180,8 @@ static int same_bytes(const unsigned char *got, const unsigned char *want,
     tu_diag("%s: first differing byte at offset %zu of %zu "
             "(provider %02x, model %02x)", what, i, n, got[i], want[i]);
     from = i - i % 32;
-    tu_diag_hex("provider", got + from, min_size(64, n - from));
-    tu_diag_hex("model", want + from, min_size(64, n - from));
+    tu_diag_hex("provider", got + from, tu_min_size(64, n - from));
+    tu_diag_hex("model", want + from, tu_min_size(64, n - from));
     return 0;
 }
 
@@ -230,7 +195,7 @@ static int rig_generate(struct rig *r, size_t n, int pred_res,
                         const unsigned char *adin, size_t adinlen,
                         const char *what)
 {
-    unsigned char *got = xmalloc(n), *want = xmalloc(n);
+    unsigned char *got = tu_xmalloc(n), *want = tu_xmalloc(n);
     int ok = 1;
 
     memset(got, 0x5a, n);
@@ -331,10 +296,10 @@ static void test_params(const unsigned char *seed)
           "max_request is %zu (model splits at %zu)", max_request,
           MODEL_MAX_REQUEST);
     /* read first: the order of evaluation of tu_ok's arguments is open */
-    ok = get_uint_param(r.drbg, OSSL_RAND_PARAM_STRENGTH, &u);
+    ok = pu_get_uint(r.drbg, OSSL_RAND_PARAM_STRENGTH, &u);
     tu_ok(ok && u == MODEL_STRENGTH, "strength is %u", u);
     u = 0;
-    ok = get_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
+    ok = pu_get_uint(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
     tu_ok(ok && u == MODEL_DEFAULT_RESEED_REQUESTS,
           "default reseed_requests is %u", u);
     tu_ok(EVP_RAND_get_state(r.drbg) == EVP_RAND_STATE_READY,
@@ -707,8 +672,8 @@ static void test_reseed_requests(const unsigned char *seed)
 
     if (sc == NULL || !rig_new(&r, seed, NULL, 0, "reseed_requests"))
         return;
-    ok = set_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, 3)
-         && get_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
+    ok = pu_set_uint(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, 3)
+         && pu_get_uint(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
     tu_ok(ok && u == 3, "reseed_requests set to 3 reads back %u", u);
     r.m.reseed_requests = 3;
     ok = 1;
@@ -884,7 +849,7 @@ static void kat_run(struct kat *k)
         return;
     }
     last = k->req[k->nreq - 1];
-    shown = min_size(last, 64);
+    shown = tu_min_size(last, 64);
     for (i = 0; i < k->nreq; i++)
         longest = k->req[i] > longest ? k->req[i] : longest;
 
@@ -893,7 +858,7 @@ static void kat_run(struct kat *k)
         tu_ok(0, "vector %s: model", name);
         return;
     }
-    want = xmalloc(longest);
+    want = tu_xmalloc(longest);
     model_instantiate(&m, k->pers, k->perslen);
     for (i = 0; i < k->nreq; i++)
         model_evp_generate(&m, want, k->req[i], 0, k->adin, k->adinlen);
@@ -909,7 +874,7 @@ static void kat_run(struct kat *k)
 
     /* the provider, through the same path as every other test */
     if (rig_new(&r, k->seed, k->pers, k->perslen, name)) {
-        got = xmalloc(longest);
+        got = tu_xmalloc(longest);
         ok = 1;
         for (i = 0; i < k->nreq && ok; i++) {
             if (!EVP_RAND_generate(r.drbg, got, k->req[i], MODEL_STRENGTH, 0,

@@ -2,28 +2,12 @@
 /* The model of the construction on EVP ChaCha20 (see drbg_model.h). */
 #include "drbg_model.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n != 0 ? n : 1);
-
-    if (p == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
-static size_t min_size(size_t a, size_t b)
-{
-    return a < b ? a : b;
-}
-
+#include "testutil.h"
 
 int model_init(struct model *m, const EVP_CIPHER *chacha20,
                const unsigned char seed[MODEL_SEED_LEN])
@@ -61,7 +45,7 @@ void model_ks(struct model *m, uint32_t ctr, unsigned char *out,
     }
     /* EVP_EncryptUpdate takes an int length: feed it bounded pieces */
     for (done = 0; done < len; done += piece) {
-        piece = min_size(len - done, (size_t)1 << 24);
+        piece = tu_min_size(len - done, (size_t)1 << 24);
         if (!EVP_EncryptUpdate(m->cctx, out + done, &outl, out + done,
                                (int)piece)
             || (size_t)outl != piece) {
@@ -88,7 +72,7 @@ static void model_absorb(struct model *m, const unsigned char *data,
     if (len == 0)
         return;
     for (off = 0; off < len; off += n) {
-        n = min_size(len - off, MODEL_CHUNK_LEN);
+        n = tu_min_size(len - off, MODEL_CHUNK_LEN);
         model_ks(m, 0, x, MODEL_BLOCK_LEN);
         for (i = 0; i < n; i++)
             x[i] ^= data[off + i];
@@ -122,7 +106,7 @@ static void model_take(struct model *m, unsigned char *out, size_t n)
 /* The serving half of generate, after the reseed-or-absorb step. */
 static void model_serve(struct model *m, unsigned char *out, size_t n)
 {
-    size_t first = min_size(n, m->avail), r = n - first;
+    size_t first = tu_min_size(n, m->avail), r = n - first;
 
     model_take(m, out, first);
     out += first;
@@ -146,7 +130,7 @@ void model_reseed(struct model *m, const unsigned char *ent,
                   size_t adinlen)
 {
     size_t len = entlen + MODEL_SEED_LEN + adinlen;
-    unsigned char *cat = xmalloc(len);
+    unsigned char *cat = tu_xmalloc(len);
 
     if (entlen != 0)
         memcpy(cat, ent, entlen);
@@ -165,7 +149,7 @@ void model_instantiate(struct model *m, const unsigned char *pers,
                        size_t perslen)
 {
     size_t len = MODEL_SEED_LEN + perslen;
-    unsigned char *cat = xmalloc(len);
+    unsigned char *cat = tu_xmalloc(len);
 
     memset(m->key, 0, sizeof(m->key));
     memset(m->nonce, 0, sizeof(m->nonce));
@@ -206,7 +190,7 @@ void model_evp_generate(struct model *m, unsigned char *out, size_t n,
     size_t chunk;
 
     for (; n > 0; n -= chunk, out += chunk) {
-        chunk = min_size(n, MODEL_MAX_REQUEST);
+        chunk = tu_min_size(n, MODEL_MAX_REQUEST);
         model_provider_generate(m, out, chunk, pred_res, adin, adinlen);
         pred_res = 0;
     }

@@ -40,6 +40,22 @@ const struct chacha_impl *tu_impl_under_test(void)
     return impl != NULL ? impl : chacha_impl_best();
 }
 
+void *tu_xmalloc(size_t n)
+{
+    void *p = malloc(n != 0 ? n : 1);
+
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+size_t tu_min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
 int tu_ok(int cond, const char *fmt, ...)
 {
     va_list ap;

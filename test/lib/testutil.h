@@ -53,6 +53,11 @@ int tu_main_once(void (*body)(void));
 const char *tu_expected_impl(void);
 const struct chacha_impl *tu_impl_under_test(void);
 
+/* malloc(|n|), at least one byte; on failure the test exits with 2. */
+void *tu_xmalloc(size_t n);
+
+size_t tu_min_size(size_t a, size_t b);
+
 #define TU_OK(cond, ...) tu_ok(!!(cond), __VA_ARGS__)
 
 #endif
