@@ -51,10 +51,8 @@ static const char seed_b_hex[] =
     "c3a1f07e5b2d9418e6407fd2913ab5c85e0c77a24d19f6e3b8025fa6c1d49e37"
     "0b8a6f5e24d3c1917a08e5b3f26c4d90";
 
-static OSSL_LIB_CTX *libctx;
-static OSSL_PROVIDER *prov_default, *prov_chacharng;
+static struct pu_env env; /* default and chacharng, TEST-RAND, the DRBG */
 static EVP_CIPHER *chacha20;
-static EVP_RAND *test_rand, *drbg_rand;
 
 /* ------------------------------------------------------------------------
  * Small helpers
@@ -109,7 +107,7 @@ static int rig_new(struct rig *r, const unsigned char seed[MODEL_SEED_LEN],
         goto err;
     }
     step = "TEST-RAND parent";
-    r->parent = EVP_RAND_CTX_new(test_rand, NULL);
+    r->parent = EVP_RAND_CTX_new(env.test_rand, NULL);
     if (r->parent == NULL)
         goto err;
     p[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
@@ -120,7 +118,7 @@ static int rig_new(struct rig *r, const unsigned char seed[MODEL_SEED_LEN],
         || !EVP_RAND_instantiate(r->parent, MODEL_STRENGTH, 0, NULL, 0, NULL))
         goto err;
     step = "CHACHA20-DRBG context";
-    r->drbg = EVP_RAND_CTX_new(drbg_rand, r->parent);
+    r->drbg = EVP_RAND_CTX_new(env.rand, r->parent);
     if (r->drbg == NULL)
         goto err;
     step = "CHACHA20-DRBG instantiate with kernel_mix = 0";
@@ -384,13 +382,13 @@ static void test_all_lengths(const unsigned char *seed)
  */
 static FILE *open_vectors(const char *file, char *path, size_t pathlen)
 {
-    const char *env = getenv("CHACHARNG_TEST_VECTORS");
+    const char *dir = getenv("CHACHARNG_TEST_VECTORS");
     const char *srcdir = getenv("srcdir");
     FILE *f;
 
-    if (env != NULL) {
+    if (dir != NULL) {
         /* told where they are: look nowhere else */
-        snprintf(path, pathlen, "%s/%s", env, file);
+        snprintf(path, pathlen, "%s/%s", dir, file);
         return fopen(path, "r");
     }
     snprintf(path, pathlen, "test/vectors/%s", file);
@@ -954,21 +952,11 @@ static void body(void)
     tu_unhex(seed_a, MODEL_SEED_LEN, seed_a_hex);
     tu_unhex(seed_b, MODEL_SEED_LEN, seed_b_hex);
 
-    libctx = OSSL_LIB_CTX_new();
-    if (!tu_ok(libctx != NULL, "library context"))
+    if (!tu_ok(pu_env_init(&env), "library context with providers default "
+               "and chacharng, TEST-RAND and CHACHA20-DRBG fetched"))
         return;
-    prov_default = OSSL_PROVIDER_load(libctx, "default");
-    prov_chacharng = OSSL_PROVIDER_load(libctx, "chacharng");
-    if (!tu_ok(prov_default != NULL && prov_chacharng != NULL,
-               "load providers default and chacharng")) {
-        tu_err_print();
-        goto end;
-    }
-    chacha20 = EVP_CIPHER_fetch(libctx, "ChaCha20", "provider=default");
-    test_rand = EVP_RAND_fetch(libctx, "TEST-RAND", "provider=default");
-    drbg_rand = EVP_RAND_fetch(libctx, "CHACHA20-DRBG", "provider=chacharng");
-    if (!tu_ok(chacha20 != NULL && test_rand != NULL && drbg_rand != NULL,
-               "fetch ChaCha20, TEST-RAND and CHACHA20-DRBG")) {
+    chacha20 = EVP_CIPHER_fetch(env.libctx, "ChaCha20", "provider=default");
+    if (!tu_ok(chacha20 != NULL, "fetch ChaCha20 from the default provider")) {
         tu_err_print();
         goto end;
     }
@@ -991,17 +979,9 @@ static void body(void)
     scenarios_free();
 
  end:
-    EVP_RAND_free(drbg_rand);
-    EVP_RAND_free(test_rand);
     EVP_CIPHER_free(chacha20);
-    OSSL_PROVIDER_unload(prov_chacharng);
-    OSSL_PROVIDER_unload(prov_default);
-    OSSL_LIB_CTX_free(libctx);
-    drbg_rand = NULL;
-    test_rand = NULL;
     chacha20 = NULL;
-    prov_chacharng = prov_default = NULL;
-    libctx = NULL;
+    pu_env_free(&env);
 }
 
 int main(void)
