@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "chacha.h"
+#include "hex.h"
+#include "rfc8439.h"
 #include "testutil.h"
 
 #define CANARY 64
@@ -22,77 +24,30 @@
 #define MAX_BLOCKS 200
 #define ALL_OFFSETS_BLOCKS 80
 
-static int hexval(char c)
-{
-    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
-}
-
-static size_t unhex(uint8_t *out, const char *hex)
-{
-    size_t n = 0;
-
-    for (; hex[0] != '\0' && hex[1] != '\0'; hex += 2)
-        out[n++] = (uint8_t)(hexval(hex[0]) << 4 | hexval(hex[1]));
-    return n;
-}
-
-/* RFC 8439 keystream vectors: key, nonce, counter, expected keystream. */
-static const struct {
-    const char *what, *key, *nonce;
-    uint32_t counter;
-    const char *keystream;
-} rfc_vectors[] = {
-    { "2.3.2 block function",
-      "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
-      "000000090000004a00000000", 1,
-      "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e"
-      "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e" },
-    { "A.1 test vector #1",
-      "0000000000000000000000000000000000000000000000000000000000000000",
-      "000000000000000000000000", 0,
-      "76b8e0ada0f13d90405d6ae55386bd28bdd219b8a08ded1aa836efcc8b770dc7"
-      "da41597c5157488d7724e03fb8d84a376a43b8f41518a11cc387b669b2ee6586" },
-    { "A.1 test vector #2",
-      "0000000000000000000000000000000000000000000000000000000000000000",
-      "000000000000000000000000", 1,
-      "9f07e7be5551387a98ba977c732d080dcb0f29a048e3656912c6533e32ee7aed"
-      "29b721769ce64e43d57133b074d839d531ed1f28510afb45ace10a1f4b794d6f" },
-};
-
-/* RFC 8439 section 2.4.2: the sunscreen plaintext and its ciphertext. */
-static const char sunscreen[] =
-    "Ladies and Gentlemen of the class of '99: If I could offer you only one "
-    "tip for the future, sunscreen would be it.";
-static const char sunscreen_ct[] =
-    "6e2e359a2568f98041ba0728dd0d6981e97e7aec1d4360c20a27afccfd9fae0b"
-    "f91b65c5524733ab8f593dabcd62b3571639d624e65152ab8f530c359f0861d8"
-    "07ca0dbf500d6a6156a38e088a22b65e52bc514d16ccf806818ce91ab7793736"
-    "5af90bbf74a35be6b40b8eedf2785e42874d";
-
 static void check_rfc(const struct chacha_impl *impl)
 {
     uint8_t key[32], nonce[12], want[128], got[128], ct[128];
     uint32_t state[16];
     size_t i, n;
 
-    for (i = 0; i < sizeof(rfc_vectors) / sizeof(rfc_vectors[0]); i++) {
-        unhex(key, rfc_vectors[i].key);
-        unhex(nonce, rfc_vectors[i].nonce);
-        n = unhex(want, rfc_vectors[i].keystream);
-        chacha_state_init(state, key, rfc_vectors[i].counter, nonce);
+    for (i = 0; i < rfc8439_nblocks; i++) {
+        tu_unhex(key, sizeof(key), rfc8439_blocks[i].key);
+        tu_unhex(nonce, sizeof(nonce), rfc8439_blocks[i].nonce);
+        n = tu_unhex(want, sizeof(want), rfc8439_blocks[i].keystream);
+        chacha_state_init(state, key, rfc8439_blocks[i].counter, nonce);
         impl->blocks(got, state, 1);
         TU_OK(memcmp(got, want, n) == 0, "%s: RFC 8439 %s", impl->name,
-              rfc_vectors[i].what);
+              rfc8439_blocks[i].what);
     }
 
-    unhex(key, rfc_vectors[0].key);
-    unhex(nonce, "000000000000004a00000000");
-    n = unhex(ct, sunscreen_ct);
+    tu_unhex(key, sizeof(key), rfc8439_blocks[0].key);
+    tu_unhex(nonce, sizeof(nonce), "000000000000004a00000000");
+    n = tu_unhex(ct, sizeof(ct), rfc8439_sunscreen_ct);
     chacha_state_init(state, key, 1, nonce);
     impl->blocks(got, state, 2);
     for (i = 0; i < n; i++)
-        got[i] ^= (uint8_t)sunscreen[i];
-    TU_OK(n == sizeof(sunscreen) - 1 && memcmp(got, ct, n) == 0,
+        got[i] ^= (uint8_t)rfc8439_sunscreen[i];
+    TU_OK(n == strlen(rfc8439_sunscreen) && memcmp(got, ct, n) == 0,
           "%s: RFC 8439 2.4.2 encryption (two blocks)", impl->name);
 }
 
@@ -232,7 +187,7 @@ static void check_checksum(const struct chacha_impl *impl)
             key[i % 32] ^= out[i];
         nonce[n % 12] ^= (uint8_t)n;
     }
-    unhex(want, pinned);
+    tu_unhex(want, sizeof(want), pinned);
     if (!TU_OK(memcmp(key, want, 32) == 0, "%s: chained checksum",
                impl->name))
         tu_diag_hex("got", key, 32);

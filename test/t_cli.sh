@@ -51,71 +51,11 @@ empty=$tmp/empty.cnf
 # shellcheck source=test/tap.sh
 . "$abs_top_srcdir/test/tap.sh"
 
-diag() {
-    local line
-
-    while IFS= read -r line; do
-        echo "# $line"
-    done <<<"$*"
-}
-
-# Show what the last command printed, so a failure explains itself:
-# the start of text, or a hex dump of the start of binary output.
-show_file() {
-    if [ ! -s "$1" ]; then
-        diag "  (nothing)"
-    elif grep -qI '' "$1"; then
-        sed -n '1,15s/^/#   /p' "$1"
-    else
-        diag "  $(wc -c <"$1") bytes, starting:"
-        od -An -tx1 -N32 "$1" | sed 's/^/#  /'
-    fi
-}
-
-show() {
-    diag "exit status $rc; stdout:"
-    show_file "$tmp/$1.out"
-    diag "stderr:"
-    show_file "$tmp/$1.err"
-}
-
-# verdict TAG DESCRIPTION: one test point, decided by the exit status of
-# the command just before (usually a chain of the predicates below on
-# $tmp/TAG.out/.err); on failure print why and what openssl printed.
-verdict() {
-    local st=$? tag=$1 desc=$2
-
-    if [ "$st" -eq 0 ]; then
-        ok "$desc"
-    else
-        not_ok "$desc"
-        [ -n "$why" ] && diag "$why"
-        show "$tag"
-    fi
-}
-
 # ------------------------------------------------------------------------
 # Running openssl
 # ------------------------------------------------------------------------
-rc=0
-why=
-
-# run TAG [env options and NAME=VALUE ...] -- ARG...: run openssl with
-# ARGs, stdout in $tmp/TAG.out, stderr in $tmp/TAG.err, status in rc.
-run() {
-    local tag=$1
-    local -a envs=()
-
-    shift
-    while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-        envs+=("$1")
-        shift
-    done
-    shift
-    env ${envs[@]+"${envs[@]}"} "${ossl_cmd[@]}" "$@" >"$tmp/$tag.out" 2>"$tmp/$tag.err"
-    rc=$?
-    why=
-}
+# run (test/tap.sh) runs openssl
+run_prefix=("${ossl_cmd[@]}")
 
 # Predicates on the last run; each sets $why when it says no.
 status_ok() {
@@ -256,7 +196,7 @@ fi
 run gens OPENSSL_CONF="$empty" -- \
     list -random-generators -provider-path "$moddir" -provider chacharng
 status_ok && has gens out "^[ \t]+CHACHA20-DRBG @ chacharng$"
-verdict gens "list -random-generators shows CHACHA20-DRBG @ chacharng"
+verdict "list -random-generators shows CHACHA20-DRBG @ chacharng"
 
 # The gettable and settable blocks of the verbose listing, by name.
 params_ok() {
@@ -287,7 +227,7 @@ params_ok() {
 run gensv OPENSSL_CONF="$empty" -- list -random-generators -verbose \
     -provider-path "$moddir" -provider chacharng
 status_ok && has gensv out "^[ \t]+CHACHA20-DRBG @ chacharng$" && params_ok
-verdict gensv "list -random-generators -verbose: gettable impl, reseed_requests, max_request, ...; settable impl, reseed_*"
+verdict "list -random-generators -verbose: gettable impl, reseed_requests, max_request, ...; settable impl, reseed_*"
 
 # ------------------------------------------------------------------------
 # 2. The provider itself: name, status, version, build info.
@@ -309,7 +249,7 @@ status_ok && has provs out "^  chacharng$" &&
     has provs out "^[ \t]+status: active$" &&
     has provs out "^[ \t]+version: $version_re$" &&
     has provs out "^[ \t]+build info: chacharng .*\(kernels:( [a-z0-9]+)* generic\)$"
-verdict provs "list -providers -verbose: chacharng, name chacharng, status active, version $version"
+verdict "list -providers -verbose: chacharng, name chacharng, status active, version $version"
 
 # The kernels compiled in, from the build info line.
 build_kernels=$(sed -n 's/.*(kernels: \([a-z0-9 ]*\)).*/\1/p' \
@@ -329,17 +269,17 @@ in_build() {
 run hex1 OPENSSL_CONF="$sample" -- \
     rand -provider-path "$moddir" -provider chacharng -hex 32
 status_ok && hex_line hex1 64
-verdict hex1 "rand -hex 32 with the sample config prints 64 hex digits"
+verdict "rand -hex 32 with the sample config prints 64 hex digits"
 cp "$tmp/hex1.out" "$tmp/hex1.keep"
 run hex2 OPENSSL_CONF="$sample" -- \
     rand -provider-path "$moddir" -provider chacharng -hex 32
 status_ok && hex_line hex2 64 && differ "$tmp/hex1.keep" "$tmp/hex2.out"
-verdict hex2 "a second rand -hex 32 prints different bytes"
+verdict "a second rand -hex 32 prints different bytes"
 
 run mib OPENSSL_CONF="$sample" -- \
     rand -provider-path "$moddir" -provider chacharng 1048576
 status_ok && size_is mib 1048576
-verdict mib "rand 1048576 gives exactly 1048576 bytes"
+verdict "rand 1048576 gives exactly 1048576 bytes"
 cp "$tmp/mib.out" "$tmp/mib.keep"
 
 # Above max_request (1 MiB): the request is split; no part may repeat.
@@ -356,14 +296,14 @@ not_repeating() {
 run big OPENSSL_CONF="$sample" -- \
     rand -provider-path "$moddir" -provider chacharng 5000000
 status_ok && size_is big 5000000 && not_repeating
-verdict big "rand 5000000 (above max_request) gives exactly 5000000 non-repeating bytes"
+verdict "rand 5000000 (above max_request) gives exactly 5000000 non-repeating bytes"
 
 # ------------------------------------------------------------------------
 # 4. The sample config makes chacharng libcrypto's DRBG.
 # ------------------------------------------------------------------------
 run inst OPENSSL_CONF="$sample" -- list -random-instances
 status_ok && instances inst "$forced"
-verdict inst "list -random-instances with the sample config: CHACHA20-DRBG @ chacharng for primary, public, private"
+verdict "list -random-instances with the sample config: CHACHA20-DRBG @ chacharng for primary, public, private"
 
 # ------------------------------------------------------------------------
 # 5. The bytes of `openssl rand` really come from chacharng: if the
@@ -371,7 +311,7 @@ verdict inst "list -random-instances with the sample config: CHACHA20-DRBG @ cha
 # ------------------------------------------------------------------------
 run bogus OPENSSL_CONF="$sample" CHACHARNG_IMPL=nosuch-kernel -- rand -hex 16
 status_fail && empty_out bogus && has bogus err "CHACHA20-DRBG|unable to fetch"
-verdict bogus "sample config, CHACHARNG_IMPL=nosuch-kernel: rand fails, prints no bytes"
+verdict "sample config, CHACHARNG_IMPL=nosuch-kernel: rand fails, prints no bytes"
 
 dbg_kernel_ok() {
     local k
@@ -387,35 +327,35 @@ dbg_kernel_ok() {
 }
 run dbg OPENSSL_CONF="$sample" CHACHARNG_DEBUG=1 -- rand -hex 16
 status_ok && hex_line dbg 32 && dbg_kernel_ok
-verdict dbg "sample config, CHACHARNG_DEBUG=1: rand works and stderr says which kernel"
+verdict "sample config, CHACHARNG_DEBUG=1: rand works and stderr says which kernel"
 
 # ------------------------------------------------------------------------
 # 6. Broken configs fail loudly (all carry config_diagnostics = 1).
 # ------------------------------------------------------------------------
 run badalg OPENSSL_CONF="$fixtures/bad-random-alg.cnf" -- rand -hex 16
 status_fail && empty_out badalg && has badalg err "NOSUCH-DRBG"
-verdict badalg "config with random = NOSUCH-DRBG: rand fails with an error naming it"
+verdict "config with random = NOSUCH-DRBG: rand fails with an error naming it"
 
 run badprop OPENSSL_CONF="$fixtures/bad-random-props.cnf" -- rand -hex 16
 status_fail && empty_out badprop && has badprop err "provider=nosuch"
-verdict badprop "config with properties = provider=nosuch: rand fails with an error naming it"
+verdict "config with properties = provider=nosuch: rand fails with an error naming it"
 
 # OpenSSL counts a provider that fails to activate as non-fatal; the
 # [random] section asking for chacharng is what must make this fail.
 run badmod OPENSSL_CONF="$fixtures/bad-module.cnf" -- rand -hex 16
 status_fail && empty_out badmod && has badmod err "CHACHA20-DRBG"
-verdict badmod "config with module = a missing file: rand fails, error names CHACHA20-DRBG"
+verdict "config with module = a missing file: rand fails, error names CHACHA20-DRBG"
 run badmodl OPENSSL_CONF="$fixtures/bad-module.cnf" -- list -providers
 lacks badmodl out "^  chacharng$"
-verdict badmodl "config with module = a missing file: chacharng is not listed as loaded"
+verdict "config with module = a missing file: chacharng is not listed as loaded"
 
 run badref OPENSSL_CONF="$fixtures/bad-section-ref.cnf" -- rand -hex 16
 status_fail && empty_out badref && has badref err "no_such_random_sect"
-verdict badref "config referring to a missing section: rand fails with an error naming it"
+verdict "config referring to a missing section: rand fails with an error naming it"
 
 run badkey OPENSSL_CONF="$fixtures/bad-init-key.cnf" -- rand -hex 16
 status_fail && empty_out badkey && has badkey err "rnadom"
-verdict badkey "config with a typo in [openssl_init]: rand fails with an error naming it"
+verdict "config with a typo in [openssl_init]: rand fails with an error naming it"
 
 # A file OpenSSL cannot parse: it cannot read config_diagnostics from it
 # and drops the whole file (3.0 to 3.6 do).  Accept that or a loud
@@ -434,7 +374,7 @@ unparsable_ok() {
 }
 run syntax OPENSSL_CONF="$fixtures/bad-syntax.cnf" -- rand -hex 16
 unparsable_ok
-verdict syntax "unparsable config: rand fails loudly or OpenSSL ignores the whole file"
+verdict "unparsable config: rand fails loudly or OpenSSL ignores the whole file"
 
 # ------------------------------------------------------------------------
 # 7. The `impl` key of the provider's config section.
@@ -444,25 +384,25 @@ if cfg_generic=$(config_with_impl generic) &&
     run cfgg -u CHACHARNG_IMPL OPENSSL_CONF="$cfg_generic" \
         CHACHARNG_DEBUG=1 -- list -random-instances
     status_ok && instances cfgg generic && debug_kernel cfgg generic
-    verdict cfgg "impl = generic in the config: all three instances use generic"
+    verdict "impl = generic in the config: all three instances use generic"
 
     run cfgn -u CHACHARNG_IMPL OPENSSL_CONF="$cfg_nosuch" -- rand -hex 16
     status_fail && empty_out cfgn && has cfgn err "CHACHA20-DRBG"
-    verdict cfgn "impl = nosuch in the config: loading fails, rand fails"
+    verdict "impl = nosuch in the config: loading fails, rand fails"
     run cfgnl -u CHACHARNG_IMPL OPENSSL_CONF="$cfg_nosuch" -- list -providers
     lacks cfgnl out "^  chacharng$" && has cfgnl out "^  default$"
-    verdict cfgnl "impl = nosuch in the config: chacharng is not listed as loaded, default is"
+    verdict "impl = nosuch in the config: chacharng is not listed as loaded, default is"
 
     # The environment wins both ways: it rescues a bad key and breaks a
     # good one.
     run envw OPENSSL_CONF="$cfg_nosuch" CHACHARNG_IMPL=generic -- \
         list -random-instances
     status_ok && instances envw generic
-    verdict envw "impl = nosuch in the config, CHACHARNG_IMPL=generic: loads, uses generic"
+    verdict "impl = nosuch in the config, CHACHARNG_IMPL=generic: loads, uses generic"
     run envl OPENSSL_CONF="$cfg_generic" CHACHARNG_IMPL=nosuch-kernel -- \
         rand -hex 16
     status_fail && empty_out envl
-    verdict envl "impl = generic in the config, CHACHARNG_IMPL=nosuch-kernel: rand fails"
+    verdict "impl = generic in the config, CHACHARNG_IMPL=nosuch-kernel: rand fails"
 else
     not_ok "copy the sample config with an impl key (no [chacharng_sect] line?)"
 fi
@@ -474,7 +414,7 @@ run envbad OPENSSL_CONF="$empty" CHACHARNG_IMPL=nosuch-kernel -- \
     list -providers -provider-path "$moddir" -provider chacharng
 status_fail && has envbad err "nosuch-kernel" &&
     lacks envbad out "^  chacharng$"
-verdict envbad "CHACHARNG_IMPL=nosuch-kernel: list -providers -provider chacharng fails naming the kernel"
+verdict "CHACHARNG_IMPL=nosuch-kernel: list -providers -provider chacharng fails naming the kernel"
 
 # ------------------------------------------------------------------------
 # 8b. The literal command (DESIGN.md section 8): no config at all, chacharng
@@ -493,36 +433,36 @@ run lit OPENSSL_CONF="$empty" CHACHARNG_DEBUG=1 -- \
     rand -provider chacharng -hex 32
 status_ok && hex_line lit 64 &&
     has lit err "^chacharng: CHACHA20-DRBG named as the library DRBG"
-verdict lit "rand -provider chacharng -hex 32, no config, OPENSSL_MODULES: 64 hex digits from CHACHA20-DRBG"
+verdict "rand -provider chacharng -hex 32, no config, OPENSSL_MODULES: 64 hex digits from CHACHA20-DRBG"
 
 run litpp -u OPENSSL_MODULES OPENSSL_CONF="$empty" -- \
     rand -provider-path "$moddir" -provider chacharng -hex 32
 status_ok && hex_line litpp 64
-verdict litpp "rand -provider-path DIR -provider chacharng -hex 32 (no OPENSSL_MODULES): 64 hex digits"
+verdict "rand -provider-path DIR -provider chacharng -hex 32 (no OPENSSL_MODULES): 64 hex digits"
 
 run litinst OPENSSL_CONF="$empty" -- list -random-instances -provider chacharng
 status_ok && instances litinst "$forced"
-verdict litinst "list -random-instances -provider chacharng: CHACHA20-DRBG @ chacharng for primary, public, private"
+verdict "list -random-instances -provider chacharng: CHACHA20-DRBG @ chacharng for primary, public, private"
 
 run litcd OPENSSL_CONF="$empty" -- \
     list -random-instances -provider chacharng -provider default
 status_ok && instances_are litcd "CTR-DRBG @ default" && lacks litcd out "@ chacharng"
-verdict litcd "-provider chacharng -provider default: the library DRBG stays CTR-DRBG @ default"
+verdict "-provider chacharng -provider default: the library DRBG stays CTR-DRBG @ default"
 
 run litdc OPENSSL_CONF="$empty" -- \
     list -random-instances -provider default -provider chacharng
 status_ok && instances_are litdc "CTR-DRBG @ default" && lacks litdc out "@ chacharng"
-verdict litdc "-provider default -provider chacharng: the library DRBG stays CTR-DRBG @ default"
+verdict "-provider default -provider chacharng: the library DRBG stays CTR-DRBG @ default"
 
 run litdr OPENSSL_CONF="$empty" -- \
     rand -provider chacharng -provider default -hex 16
 status_ok && hex_line litdr 32
-verdict litdr "rand -provider chacharng -provider default -hex 16 works (CTR-DRBG)"
+verdict "rand -provider chacharng -provider default -hex 16 works (CTR-DRBG)"
 
 run litno OPENSSL_CONF="$empty" CHACHARNG_LIBRARY_RNG=no -- \
     rand -provider chacharng -hex 16
 status_fail && empty_out litno && has litno err "CTR-DRBG"
-verdict litno "CHACHARNG_LIBRARY_RNG=no: rand -provider chacharng fails asking for CTR-DRBG"
+verdict "CHACHARNG_LIBRARY_RNG=no: rand -provider chacharng fails asking for CTR-DRBG"
 
 # A config with its own [random] section decides, even with chacharng
 # loaded from the command line.
@@ -531,7 +471,7 @@ printf '%s\n' 'openssl_conf = init' '[init]' 'random = rand_sect' \
     '[rand_sect]' 'random = HASH-DRBG' 'digest = SHA256' >"$cfg_random"
 run litcfgr OPENSSL_CONF="$cfg_random" -- rand -provider chacharng -hex 16
 status_fail && empty_out litcfgr && has litcfgr err "HASH-DRBG"
-verdict litcfgr "config [random] random = HASH-DRBG, -provider chacharng: rand asks for HASH-DRBG, not chacharng"
+verdict "config [random] random = HASH-DRBG, -provider chacharng: rand asks for HASH-DRBG, not chacharng"
 
 # Activated from a config file without a [random] section: the config
 # decides, so libcrypto keeps CTR-DRBG (and fails with nothing to supply it).
@@ -541,7 +481,7 @@ printf '%s\n' 'openssl_conf = init' '[init]' 'providers = prov_sect' \
 run litcfga OPENSSL_CONF="$cfg_only" CHACHARNG_DEBUG=1 -- rand -hex 16
 status_fail && empty_out litcfga && has litcfga err "CTR-DRBG" &&
     has litcfga err "left alone \(activated from a config file\)"
-verdict litcfga "chacharng activated by a config without [random]: never named, rand asks for CTR-DRBG"
+verdict "chacharng activated by a config without [random]: never named, rand asks for CTR-DRBG"
 
 # ------------------------------------------------------------------------
 # 9. Each kernel the build has, forced through CHACHARNG_IMPL.
@@ -571,28 +511,28 @@ for k in $kernels; do
     fi
     status_ok && has "k-$k-load" out "^[ \t]+status: active$" &&
         debug_kernel "k-$k-load" "$k"
-    verdict "k-$k-load" "[$k] CHACHARNG_IMPL=$k: the provider loads with that kernel"
+    verdict "[$k] CHACHARNG_IMPL=$k: the provider loads with that kernel"
 
     run "k-$k-inst" OPENSSL_CONF="$sample" CHACHARNG_IMPL="$k" -- \
         list -random-instances
     status_ok && instances "k-$k-inst" "$k"
-    verdict "k-$k-inst" "[$k] list -random-instances: primary, public, private use $k"
+    verdict "[$k] list -random-instances: primary, public, private use $k"
 
     run "k-$k-hex" OPENSSL_CONF="$sample" CHACHARNG_IMPL="$k" \
         CHACHARNG_DEBUG=1 -- rand -hex 32
     status_ok && hex_line "k-$k-hex" 64 &&
         debug_kernel "k-$k-hex" "$k"
-    verdict "k-$k-hex" "[$k] rand -hex 32 prints 64 hex digits from $k"
+    verdict "[$k] rand -hex 32 prints 64 hex digits from $k"
 
     run "k-$k-big" OPENSSL_CONF="$sample" CHACHARNG_IMPL="$k" -- \
         rand 1048577
     status_ok && size_is "k-$k-big" 1048577
-    verdict "k-$k-big" "[$k] rand 1048577 gives exactly 1048577 bytes"
+    verdict "[$k] rand 1048577 gives exactly 1048577 bytes"
 
     run "k-$k-lit" OPENSSL_CONF="$empty" CHACHARNG_IMPL="$k" -- \
         list -random-instances -provider chacharng
     status_ok && instances "k-$k-lit" "$k"
-    verdict "k-$k-lit" "[$k] list -random-instances -provider chacharng, no config: all three use $k"
+    verdict "[$k] list -random-instances -provider chacharng, no config: all three use $k"
 done
 
 echo "1..$points"

@@ -51,12 +51,11 @@ ver=$($OPENSSL version -v | sed -n 's/.*Library: OpenSSL \([0-9]*\.[0-9]*\).*/\1
 case $ver in 3.[0-4]) rp_ok= ;; *) rp_ok=1 ;; esac
 echo "# OpenSSL $ver, random provider: ${rp_ok:-no}"
 
-diag() {
-    sed 's/^/# /' "$@"
-}
-
-# run NAME ARG...: chacharngctl ARG..., output in $tmp/NAME.out, status $rc
-run() {
+# ctl NAME ARG...: chacharngctl ARG..., status in $rc, and stdout and
+# stderr in $tmp/NAME.out as one stream (its messages go to stderr, and
+# the checks read them in order with its report); test/tap.sh's run keeps
+# the two apart.
+ctl() {
     local name=$1
     shift
     sh "$ctl" "$@" >"$tmp/$name.out" 2>&1
@@ -72,7 +71,7 @@ expect() {
         ok "$desc"
     else
         not_ok "$desc"
-        [ -n "$last" ] && [ -f "$tmp/$last.out" ] && diag "$tmp/$last.out"
+        [ -n "$last" ] && [ -f "$tmp/$last.out" ] && diag <"$tmp/$last.out"
     fi
 }
 
@@ -109,7 +108,7 @@ for dist in bookworm trixie sid; do
     cnf=$tmp/$dist.cnf
     cp "$stock/$dist.cnf" "$cnf"
     last=$dist-enable
-    run "$last" --config "$cnf" enable
+    ctl "$last" --config "$cnf" enable
     expect "$dist: enable" [ "$rc" = 0 ]
     expect "$dist: enable changed the file" eval '! cmp -s "$cnf" "$stock/$dist.cnf"'
     expect "$dist: default provider still active" has_default "$cnf"
@@ -117,37 +116,37 @@ for dist in bookworm trixie sid; do
     expect "$dist: fresh RAND_bytes from chacharng" from_chacharng "$cnf" public
     expect "$dist: fresh RAND_priv_bytes from chacharng" from_chacharng "$cnf" private
     last=$dist-status
-    run "$last" --config "$cnf" status
+    ctl "$last" --config "$cnf" status
     expect "$dist: status" [ "$rc" = 0 ]
     expect "$dist: status says enabled" grep -q '^enabled: yes, by chacharngctl (DRBG chain)$' "$tmp/$last.out"
     expect "$dist: status names the chain" grep -q '^RAND_bytes: the DRBG chain, CHACHA20-DRBG @ chacharng$' "$tmp/$last.out"
     cp "$cnf" "$tmp/$dist.enabled"
     last=$dist-enable2
-    run "$last" --config "$cnf" enable
+    ctl "$last" --config "$cnf" enable
     expect "$dist: enable twice changes nothing" \
         eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$tmp/$dist.enabled" && grep -q "already enabled" "$tmp/$last.out"'
     expect "$dist: backup is the stock file" cmp -s "$cnf.chacharngctl.bak" "$stock/$dist.cnf"
     last=$dist-disable
-    run "$last" --config "$cnf" disable
+    ctl "$last" --config "$cnf" disable
     expect "$dist: disable" [ "$rc" = 0 ]
     expect "$dist: disable gives the stock file back, byte for byte" cmp "$cnf" "$stock/$dist.cnf"
-    run "$dist-disable2" --config "$cnf" disable
+    ctl "$dist-disable2" --config "$cnf" disable
     expect "$dist: disable twice changes nothing" eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$stock/$dist.cnf"'
 
     last=$dist-rp
-    run "$last" --config "$cnf" enable --random-provider
+    ctl "$last" --config "$cnf" enable --random-provider
     if [ -n "$rp_ok" ]; then
         expect "$dist: enable --random-provider" [ "$rc" = 0 ]
         expect "$dist: RAND_bytes through the random provider" from_chacharng "$cnf" public rp
         expect "$dist: RAND_priv_bytes through the random provider" from_chacharng "$cnf" private rp
-        run "$last" --config "$cnf" status
+        ctl "$last" --config "$cnf" status
         expect "$dist: status names the random provider" \
             grep -q '^RAND_priv_bytes: chacharng, through the random provider' "$tmp/$last.out"
         last=$dist-rp-off
-        run "$last" --config "$cnf" enable
+        ctl "$last" --config "$cnf" enable
         expect "$dist: enable without --random-provider drops it again" \
             eval '[ "$rc" = 0 ] && from_chacharng "$cnf" public && cmp -s "$cnf" "$tmp/$dist.enabled"'
-        run "$last" --config "$cnf" disable
+        ctl "$last" --config "$cnf" disable
         expect "$dist: disable after switching modes: stock file" cmp "$cnf" "$stock/$dist.cnf"
     else
         expect "$dist: --random-provider refused before 3.5" \
@@ -168,17 +167,17 @@ awk '{ print } /^\[openssl_init\]/ { print "random = site_random" }' "$orig" >"$
 printf '\n[site_random]\nrandom = CTR-DRBG\ncipher = AES-256-CTR\n' >>"$tmp/random.orig"
 cp "$tmp/random.orig" "$cnf"
 last=random-enable
-run "$last" --config "$cnf" enable
+ctl "$last" --config "$cnf" enable
 expect "existing [random]: enable" [ "$rc" = 0 ]
 expect "existing [random]: RAND_bytes from chacharng" from_chacharng "$cnf" public
 expect "existing [random]: RAND_priv_bytes from chacharng" from_chacharng "$cnf" private
 expect "existing [random]: its own lines are kept" grep -qx 'random = CTR-DRBG' "$cnf"
 if [ -n "$rp_ok" ]; then
-    run "$last" --config "$cnf" enable --random-provider
+    ctl "$last" --config "$cnf" enable --random-provider
     expect "existing [random]: --random-provider" \
         eval '[ "$rc" = 0 ] && from_chacharng "$cnf" public rp'
 fi
-run "$last" --config "$cnf" disable
+ctl "$last" --config "$cnf" disable
 expect "existing [random]: disable, byte for byte" cmp "$cnf" "$tmp/random.orig"
 
 # random after providers: the 3.5+ trap, refused with --random-provider
@@ -189,7 +188,7 @@ if [ -n "$rp_ok" ]; then
         >>"$tmp/order.orig"
     cp "$tmp/order.orig" "$cnf"
     last=order
-    run "$last" --config "$cnf" enable --random-provider
+    ctl "$last" --config "$cnf" enable --random-provider
     expect "random after providers: refused" \
         eval '[ "$rc" = 1 ] && grep -q "random comes after providers" "$tmp/$last.out"'
     expect "random after providers: file unchanged" cmp "$cnf" "$tmp/order.orig"
@@ -200,7 +199,7 @@ awk '{ print } /^\[openssl_init\]/ { print "alg_section = site_evp" }' "$orig" >
 printf '\n[site_evp]\ndefault_properties = fips=yes\n' >>"$tmp/fips.orig"
 cp "$tmp/fips.orig" "$cnf"
 last=fips
-run "$last" --config "$cnf" enable
+ctl "$last" --config "$cnf" enable
 expect "fips=yes: refused" eval '[ "$rc" = 1 ] && grep -q "refusing to enable" "$tmp/$last.out"'
 expect "fips=yes: the message says RAND fails" grep -q 'RAND_bytes fails under the new file' "$tmp/$last.out"
 expect "fips=yes: file unchanged" cmp "$cnf" "$tmp/fips.orig"
@@ -213,55 +212,55 @@ printf '\n[provider_sect]\ndefault = default_sect\nchacharng = chacharng_sect\n[
     >>"$tmp/hand.orig"
 cp "$tmp/hand.orig" "$cnf"
 last=hand
-run "$last" --config "$cnf" enable
+ctl "$last" --config "$cnf" enable
 expect "configured by hand: refused" eval '[ "$rc" = 1 ] && grep -q "already configured by hand" "$tmp/$last.out"'
 expect "configured by hand: file unchanged" cmp "$cnf" "$tmp/hand.orig"
 
 # a module that cannot load: enable refuses and names the path tried
 cp "$orig" "$cnf"
 last=nomodule
-OPENSSL_MODULES=$tmp/nowhere run "$last" --config "$cnf" enable
+OPENSSL_MODULES=$tmp/nowhere ctl "$last" --config "$cnf" enable
 expect "module missing: refused" eval '[ "$rc" = 1 ] && grep -q "refusing to enable" "$tmp/$last.out"'
 expect "module missing: names the module path" grep -q "module tried: $tmp/nowhere/chacharng.so" "$tmp/$last.out"
 expect "module missing: file unchanged" cmp "$cnf" "$orig"
 
 # status when configured but not loadable: path and reason
-run enabled --config "$cnf" enable
+ctl enabled --config "$cnf" enable
 mkdir -p "$tmp/broken" && echo 'not a module' >"$tmp/broken/chacharng.so"
 last=status-missing
-OPENSSL_MODULES=$tmp/nowhere run "$last" --config "$cnf" status
+OPENSSL_MODULES=$tmp/nowhere ctl "$last" --config "$cnf" status
 expect "status, module missing: exit 1" [ "$rc" = 1 ]
 expect "status, module missing: path and reason" \
     eval 'grep -q "module tried: $tmp/nowhere/chacharng.so" "$tmp/$last.out" && grep -q "reason: no such file" "$tmp/$last.out"'
 expect "status, module missing: RAND_bytes fails" grep -q '^RAND_bytes: FAILS' "$tmp/$last.out"
 last=status-broken
-OPENSSL_MODULES=$tmp/broken run "$last" --config "$cnf" status
+OPENSSL_MODULES=$tmp/broken ctl "$last" --config "$cnf" status
 expect "status, module broken: dlopen's reason" \
     eval '[ "$rc" = 1 ] && grep -q "module tried: $tmp/broken/chacharng.so" "$tmp/$last.out" && grep -q "reason: .*file too short" "$tmp/$last.out"'
 last=status-impl
-CHACHARNG_IMPL=nosuchkernel run "$last" --config "$cnf" status
+CHACHARNG_IMPL=nosuchkernel ctl "$last" --config "$cnf" status
 expect "status, provider init fails: chacharng's reason" \
     eval '[ "$rc" = 1 ] && grep -q "reason: CHACHARNG_IMPL=nosuchkernel" "$tmp/$last.out"'
-run disabled --config "$cnf" disable
+ctl disabled --config "$cnf" disable
 expect "disable works while the module cannot load" cmp "$cnf" "$orig"
 
 # an admin's edit in between: only chacharng's lines go
 cp "$orig" "$cnf"
-run enabled --config "$cnf" enable
+ctl enabled --config "$cnf" enable
 sed -i 's/^default_days[ \t]*=.*/default_days = 30/' "$cnf"
 echo '# added by the admin' >>"$cnf"
 sed 's/^default_days[ \t]*=.*/default_days = 30/' "$orig" >"$tmp/admin.expected"
 echo '# added by the admin' >>"$tmp/admin.expected"
-run disabled --config "$cnf" disable
+ctl disabled --config "$cnf" disable
 expect "edit in between: only chacharng's lines removed" cmp "$cnf" "$tmp/admin.expected"
 
 # no newline at the end of the file
 head -c -1 "$orig" >"$tmp/nonl.orig"
 cp "$tmp/nonl.orig" "$cnf"
 last=nonl
-run "$last" --config "$cnf" enable
+ctl "$last" --config "$cnf" enable
 expect "no final newline: enable" eval '[ "$rc" = 0 ] && from_chacharng "$cnf" public'
-run "$last" --config "$cnf" disable
+ctl "$last" --config "$cnf" disable
 expect "no final newline: disable, byte for byte" cmp "$cnf" "$tmp/nonl.orig"
 
 # a read-only file: root may replace it and the mode stays; anyone else
@@ -271,10 +270,10 @@ cp "$orig" "$tmp/ro/openssl.cnf"
 chmod 0444 "$tmp/ro/openssl.cnf"
 if [ "$(id -u)" = 0 ]; then
     last=ro-root
-    run "$last" --config "$tmp/ro/openssl.cnf" enable
+    ctl "$last" --config "$tmp/ro/openssl.cnf" enable
     expect "read-only, root: enabled, mode kept" \
         eval '[ "$rc" = 0 ] && [ "$(stat -c %a "$tmp/ro/openssl.cnf")" = 444 ]'
-    run "$last" --config "$tmp/ro/openssl.cnf" disable
+    ctl "$last" --config "$tmp/ro/openssl.cnf" disable
     expect "read-only, root: disabled, mode kept" \
         eval 'cmp -s "$tmp/ro/openssl.cnf" "$orig" && [ "$(stat -c %a "$tmp/ro/openssl.cnf")" = 444 ]'
     if command -v setpriv >/dev/null; then
@@ -295,7 +294,7 @@ if [ "$(id -u)" = 0 ]; then
     fi
 else
     last=ro-user
-    run "$last" --config "$tmp/ro/openssl.cnf" enable
+    ctl "$last" --config "$tmp/ro/openssl.cnf" enable
     expect "read-only: refused" eval '[ "$rc" = 1 ] && grep -q "read-only for you" "$tmp/$last.out"'
     expect "read-only: file unchanged" cmp "$tmp/ro/openssl.cnf" "$orig"
 fi

@@ -24,26 +24,13 @@
 #include <unistd.h>
 
 #include "chacha_drbg.h"
+#include "hex.h"
 #include "testutil.h"
-
-static const struct chacha_impl *impl_under_test(void)
-{
-    const char *name = getenv("CHACHARNG_IMPL");
-    const struct chacha_impl *impl = name ? chacha_impl_by_name(name) : NULL;
-
-    return impl != NULL ? impl : chacha_impl_best();
-}
-
-static void unhex(uint8_t *out, const char *hex)
-{
-    for (; hex[0] != '\0'; hex += 2, out++)
-        sscanf(hex, "%2hhx", out);
-}
 
 static struct chacha_drbg *seeded_drbg(void)
 {
     uint8_t seed[CHACHA_DRBG_SEED_BYTES];
-    struct chacha_drbg *d = chacha_drbg_new(impl_under_test());
+    struct chacha_drbg *d = chacha_drbg_new(tu_impl_under_test());
     size_t i;
 
     if (d == NULL)
@@ -63,15 +50,17 @@ static void test_pinned(void)
     if (!TU_OK(d != NULL, "new generator"))
         return;
     chacha_drbg_generate(d, got, 64, NULL, 0);
-    unhex(want, "c0522d44072cd173b35e4dfae606898f149d753f0d464cf3a181493e18e3bef3"
-                "f5cb870748f82f113487e515dd73d23148dec4f52844a39da764abd003a5c8d2");
+    tu_unhex(want, sizeof(want),
+             "c0522d44072cd173b35e4dfae606898f149d753f0d464cf3a181493e18e3bef3"
+             "f5cb870748f82f113487e515dd73d23148dec4f52844a39da764abd003a5c8d2");
     TU_OK(memcmp(got, want, 64) == 0, "seed 00..2f: first 64 bytes pinned");
     chacha_drbg_generate(d, got, 2000, NULL, 0);
-    unhex(want, "3c111f4cbde53ebd158d19dec35c6feb06124d737d118b964dd1db6d3b4f5390");
+    tu_unhex(want, sizeof(want),
+             "3c111f4cbde53ebd158d19dec35c6feb06124d737d118b964dd1db6d3b4f5390");
     TU_OK(memcmp(got + 2000 - 32, want, 32) == 0,
           "then 2000 bytes (direct path): last 32 pinned");
     chacha_drbg_generate(d, got, 5, NULL, 0);
-    unhex(want, "8dc21a6f33");
+    tu_unhex(want, sizeof(want), "8dc21a6f33");
     TU_OK(memcmp(got, want, 5) == 0, "then 5 bytes pinned");
     chacha_drbg_free(d);
 }
@@ -363,7 +352,7 @@ static void test_fork_child_reseed(enum chacha_fork_mode mode,
     if (pid == 0) {
         static const uint8_t e[CHACHA_DRBG_SEED_BYTES] = { 0xe5, 0xee, 0xd };
         uint8_t got[100], want[100];
-        struct chacha_drbg *fresh = chacha_drbg_new(impl_under_test());
+        struct chacha_drbg *fresh = chacha_drbg_new(tu_impl_under_test());
 
         if (fresh == NULL)
             _exit(2);
@@ -441,7 +430,7 @@ static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
 {
     static uint8_t a[CLONE_STRETCH], b[CLONE_STRETCH], pre[2048];
     struct chacha_drbg *d1 = seeded_drbg();
-    struct chacha_drbg *d2 = chacha_drbg_new(impl_under_test());
+    struct chacha_drbg *d2 = chacha_drbg_new(tu_impl_under_test());
     long last = -2;
 
     *same = 0;
@@ -502,7 +491,7 @@ static void body(void)
     struct chacha_drbg *d;
     unsigned char *stack;
 
-    tu_diag("kernel %s, madvise honoured: %d", impl_under_test()->name,
+    tu_diag("kernel %s, madvise honoured: %d", tu_impl_under_test()->name,
             chacha_secpage_madvise_works());
     test_pinned();
     test_erasure();
@@ -523,7 +512,7 @@ static void body(void)
     test_clone();
 
     chacha_secpage_fail_next(1);
-    d = chacha_drbg_new(impl_under_test());
+    d = chacha_drbg_new(tu_impl_under_test());
     TU_OK(d == NULL, "a failed mapping makes chacha_drbg_new fail");
     chacha_drbg_free(d);
 }

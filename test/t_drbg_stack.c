@@ -158,14 +158,6 @@ static void check_op(int expect_hit)
           written, ncalls);
 }
 
-static const struct chacha_impl *impl_under_test(void)
-{
-    const char *name = getenv("CHACHARNG_IMPL");
-    const struct chacha_impl *impl = name ? chacha_impl_by_name(name) : NULL;
-
-    return impl != NULL ? impl : chacha_impl_best();
-}
-
 static void test_kernel(void)
 {
     static const size_t sizes[] = { 1, 4, 16, 67 };
@@ -305,7 +297,7 @@ static void body(void)
 {
     const char *why;
 
-    real = impl_under_test();
+    real = tu_impl_under_test();
     recording = *real;
     recording.blocks = recording_blocks;
     test_registers();

@@ -32,30 +32,14 @@
 #include <openssl/params.h>
 #include <openssl/provider.h>
 
+#include "errq.h"
 #include "interpose.h"
+#include "provutil.h"
 #include "testutil.h"
 
-#ifndef OSSL_FUNC_GET_USER_ENTROPY
-#define OSSL_FUNC_CLEANUP_USER_ENTROPY 96
-#define OSSL_FUNC_GET_USER_ENTROPY 98
-#endif
-#ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
-#define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
-#endif
-
-#define ALG "CHACHA20-DRBG"
-#define PROPQ "provider=chacharng"
 #define SEED_BYTES 48
 #define SENTINEL 0xa5
 #define OUTLEN 200
-
-typedef size_t core_get_entropy_fn(const OSSL_CORE_HANDLE *handle,
-                                   unsigned char **pout, int entropy,
-                                   size_t min_len, size_t max_len);
-typedef void core_cleanup_entropy_fn(const OSSL_CORE_HANDLE *handle,
-                                     unsigned char *buf, size_t len);
-typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
-                            unsigned int strength);
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                */
@@ -64,39 +48,11 @@ typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
 /*
  * Drain the error queue; 1 if it held an error raised by chacharng whose
  * reason string contains |reason| and whose detail text contains |detail|
- * (either may be NULL for "anything").  Everything is shown as diagnostics
- * when nothing matched, so a failure explains itself.
+ * (NULL: any reason, any detail).  A miss shows the queue.
  */
 static int err_has(const char *reason, const char *detail)
 {
-    unsigned long e;
-    const char *data, *lib, *rs;
-    int flags, found = 0, n = 0;
-    char seen[8][300];
-
-    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0) {
-        lib = ERR_lib_error_string(e);
-        rs = ERR_reason_error_string(e);
-        if (!(flags & ERR_TXT_STRING))
-            data = "";
-        if (n < 8)
-            snprintf(seen[n++], sizeof(seen[0]), "%s | %s | %s",
-                     lib != NULL ? lib : "?", rs != NULL ? rs : "?", data);
-        if (lib != NULL && strcmp(lib, "chacharng") == 0 && rs != NULL
-            && (reason == NULL || strstr(rs, reason) != NULL)
-            && (detail == NULL || strstr(data, detail) != NULL))
-            found = 1;
-    }
-    if (!found) {
-        int i;
-
-        tu_diag("wanted a chacharng error \"%s\" / \"%s\"; queue held %d:",
-                reason != NULL ? reason : "*", detail != NULL ? detail : "*",
-                n);
-        for (i = 0; i < n; i++)
-            tu_diag("  %s", seen[i]);
-    }
-    return found;
+    return tu_err_find(PU_PROVIDER, reason != NULL ? reason : "", detail, 0);
 }
 
 static int all_bytes(const unsigned char *p, size_t n, unsigned char b)
@@ -159,16 +115,6 @@ static int expect_gen_recovers(EVP_RAND_CTX *ctx, unsigned char *out,
                  what, r, state_of(ctx));
 }
 
-static int set_uint_param(EVP_RAND_CTX *ctx, const char *key,
-                          unsigned int v)
-{
-    OSSL_PARAM p[2];
-
-    p[0] = OSSL_PARAM_construct_uint(key, &v);
-    p[1] = OSSL_PARAM_construct_end();
-    return EVP_RAND_CTX_set_params(ctx, p);
-}
-
 /* Point a TEST-RAND at |len| bytes of |seed| (|len| may be 0). */
 static int test_seed(EVP_RAND_CTX *t, const unsigned char *seed, size_t len)
 {
@@ -189,7 +135,7 @@ static EVP_RAND_CTX *test_parent(OSSL_LIB_CTX *libctx, unsigned int strength)
     EVP_RAND_CTX *t = r != NULL ? EVP_RAND_CTX_new(r, NULL) : NULL;
 
     EVP_RAND_free(r);
-    if (t == NULL || !set_uint_param(t, OSSL_RAND_PARAM_STRENGTH, strength)
+    if (t == NULL || !pu_set_uint(t, OSSL_RAND_PARAM_STRENGTH, strength)
         || !EVP_RAND_instantiate(t, 0, 0, NULL, 0, NULL)) {
         EVP_RAND_CTX_free(t);
         return NULL;
@@ -199,7 +145,7 @@ static EVP_RAND_CTX *test_parent(OSSL_LIB_CTX *libctx, unsigned int strength)
 
 static EVP_RAND_CTX *drbg_new(OSSL_LIB_CTX *libctx, EVP_RAND_CTX *parent)
 {
-    EVP_RAND *r = EVP_RAND_fetch(libctx, ALG, PROPQ);
+    EVP_RAND *r = EVP_RAND_fetch(libctx, PU_ALG, PU_PROPQ);
     EVP_RAND_CTX *c = r != NULL ? EVP_RAND_CTX_new(r, parent) : NULL;
 
     EVP_RAND_free(r);
@@ -238,8 +184,8 @@ static OSSL_provider_init_fn *real_init;
 /* The fake core entropy upcall's behaviour and bookkeeping. */
 enum core_mode { CORE_REAL, CORE_FAIL, CORE_SHORT };
 static enum core_mode core_mode;
-static core_get_entropy_fn *real_get_entropy;
-static core_cleanup_entropy_fn *real_cleanup_entropy;
+static chacharng_get_entropy_fn *real_get_entropy;
+static chacharng_cleanup_entropy_fn *real_cleanup_entropy;
 static unsigned long core_calls;
 static long core_outstanding; /* buffers handed out, not yet cleaned up */
 
@@ -291,7 +237,7 @@ static void fake_cleanup_entropy(const OSSL_CORE_HANDLE *handle,
 static OSSL_DISPATCH edited_in[MAX_IN];
 
 /* The random-provider entry point of the last wrapped init, if exported. */
-static random_bytes_fn *random_bytes;
+static chacharng_random_bytes_fn *random_bytes;
 static void *random_bytes_provctx;
 
 /*
@@ -311,7 +257,7 @@ static int wrapped_init(const OSSL_CORE_HANDLE *handle,
             /* prefer the user pair, as the provider does */
             if (real_get_entropy == NULL
                 || in->function_id == OSSL_FUNC_GET_USER_ENTROPY)
-                real_get_entropy = (core_get_entropy_fn *)in->function;
+                real_get_entropy = (chacharng_get_entropy_fn *)in->function;
             if (replace) {
                 edited_in[n].function_id = in->function_id;
                 edited_in[n++].function = (void (*)(void))fake_get_entropy;
@@ -321,7 +267,7 @@ static int wrapped_init(const OSSL_CORE_HANDLE *handle,
         case OSSL_FUNC_CLEANUP_USER_ENTROPY:
             if (real_cleanup_entropy == NULL
                 || in->function_id == OSSL_FUNC_CLEANUP_USER_ENTROPY)
-                real_cleanup_entropy = (core_cleanup_entropy_fn *)in->function;
+                real_cleanup_entropy = (chacharng_cleanup_entropy_fn *)in->function;
             if (replace) {
                 edited_in[n].function_id = in->function_id;
                 edited_in[n++].function = (void (*)(void))fake_cleanup_entropy;
@@ -339,7 +285,7 @@ static int wrapped_init(const OSSL_CORE_HANDLE *handle,
     random_bytes = NULL;
     for (n = 0; (*out)[n].function_id != 0; n++)
         if ((*out)[n].function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            random_bytes = (random_bytes_fn *)(*out)[n].function;
+            random_bytes = (chacharng_random_bytes_fn *)(*out)[n].function;
     random_bytes_provctx = *provctx;
     return 1;
 }
@@ -358,34 +304,6 @@ static int init_no_upcall(const OSSL_CORE_HANDLE *handle,
     return wrapped_init(handle, in, out, provctx, 0);
 }
 
-struct env {
-    OSSL_LIB_CTX *libctx;
-    OSSL_PROVIDER *deflt, *prov;
-};
-
-static int env_init(struct env *e, OSSL_provider_init_fn *init)
-{
-    memset(e, 0, sizeof(*e));
-    e->libctx = OSSL_LIB_CTX_new();
-    if (e->libctx == NULL)
-        return 0;
-    if (init != NULL
-        && !OSSL_PROVIDER_add_builtin(e->libctx, "chacharng", init))
-        return 0;
-    e->deflt = OSSL_PROVIDER_load(e->libctx, "default");
-    e->prov = OSSL_PROVIDER_load(e->libctx, "chacharng");
-    return e->deflt != NULL && e->prov != NULL;
-}
-
-static void env_free(struct env *e)
-{
-    if (e->prov != NULL)
-        OSSL_PROVIDER_unload(e->prov);
-    if (e->deflt != NULL)
-        OSSL_PROVIDER_unload(e->deflt);
-    OSSL_LIB_CTX_free(e->libctx);
-}
-
 /* ---------------------------------------------------------------------- */
 /* The tests                                                              */
 /* ---------------------------------------------------------------------- */
@@ -393,7 +311,7 @@ static void env_free(struct env *e)
 static unsigned char seed[SEED_BYTES];
 
 /* A TEST-RAND parent that errs, comes up short, or is too weak. */
-static void test_parent_faults(struct env *e)
+static void test_parent_faults(struct pu_env *e)
 {
     EVP_RAND_CTX *t = test_parent(e->libctx, 256), *c = NULL, *ref = NULL;
     EVP_RAND_CTX *weak = NULL;
@@ -441,7 +359,7 @@ static void test_parent_faults(struct env *e)
     expect_gen_recovers(c, out, "after the failed reseed");
 
     /* an automatic reseed (reseed_requests) that cannot get entropy */
-    tu_ok(set_uint_param(c, OSSL_DRBG_PARAM_RESEED_REQUESTS, 2)
+    tu_ok(pu_set_uint(c, OSSL_DRBG_PARAM_RESEED_REQUESTS, 2)
               && EVP_RAND_reseed(c, 0, NULL, 0, NULL, 0),
           "reseed_requests = 2, freshly reseeded");
     test_seed(t, NULL, 0);
@@ -452,7 +370,7 @@ static void test_parent_faults(struct env *e)
                                  "cannot feed");
     test_seed(t, seed, SEED_BYTES);
     expect_gen_recovers(c, out, "automatic reseed");
-    set_uint_param(c, OSSL_DRBG_PARAM_RESEED_REQUESTS, 65536);
+    pu_set_uint(c, OSSL_DRBG_PARAM_RESEED_REQUESTS, 65536);
 
     /* prediction resistance with a failing parent */
     test_seed(t, NULL, 0);
@@ -488,7 +406,7 @@ static void test_parent_faults(struct env *e)
 }
 
 /* The core entropy upcall failing, short, and a chacharng parent on it. */
-static void test_core_faults(struct env *e)
+static void test_core_faults(struct pu_env *e)
 {
     EVP_RAND_CTX *c = drbg_new(e->libctx, NULL), *root = NULL, *kid = NULL;
     unsigned char out[OUTLEN];
@@ -550,7 +468,7 @@ static void test_core_faults(struct env *e)
 }
 
 /* No core upcall: getrandom(2) is the source; make it fail. */
-static void test_getrandom_faults(struct env *e)
+static void test_getrandom_faults(struct pu_env *e)
 {
     EVP_RAND_CTX *c = mix_off(drbg_new(e->libctx, NULL)), *d = NULL;
     unsigned char out[OUTLEN];
@@ -721,9 +639,9 @@ static void test_random_bytes_alloc(void)
     tu_ok(c.ret == 1, "random_bytes: mapping works again: served");
 }
 
-static void test_alloc_faults(struct env *e)
+static void test_alloc_faults(struct pu_env *e)
 {
-    EVP_RAND *rand = EVP_RAND_fetch(e->libctx, ALG, PROPQ);
+    EVP_RAND *rand = EVP_RAND_fetch(e->libctx, PU_ALG, PU_PROPQ);
     EVP_RAND_CTX *c, *parent = NULL;
     unsigned char out[OUTLEN];
     unsigned int nth;
@@ -800,7 +718,7 @@ static void test_alloc_faults(struct env *e)
 
 static void body(void)
 {
-    struct env plain, fake, bare;
+    struct pu_env plain, fake, bare;
     const char *dir = getenv("OPENSSL_MODULES");
     char path[4096];
     void *handle = NULL;
@@ -809,7 +727,7 @@ static void body(void)
     for (i = 0; i < sizeof(seed); i++)
         seed[i] = (unsigned char)(0x30 + i);
 
-    if (!tu_ok(env_init(&plain, NULL), "default and chacharng loaded"))
+    if (!tu_ok(pu_env_init_builtin(&plain, NULL), "default and chacharng loaded"))
         return;
     if (!tu_ok(ip_attach_module(), "the module is mapped and found"))
         return;
@@ -825,7 +743,7 @@ static void body(void)
     test_parent_faults(&plain);
     test_alloc_faults(&plain);
 
-    if (tu_ok(env_init(&fake, init_fake_upcall),
+    if (tu_ok(pu_env_init_builtin(&fake, init_fake_upcall),
               "provider loaded with a replaced core entropy upcall")
         && tu_ok(real_get_entropy != NULL && real_cleanup_entropy != NULL,
                  "the core offered an entropy upcall to replace")) {
@@ -835,16 +753,16 @@ static void body(void)
         tu_ok(core_outstanding == 0,
               "random_bytes: every core entropy buffer went back");
     }
-    env_free(&fake);
+    pu_env_free(&fake);
 
-    if (tu_ok(env_init(&bare, init_no_upcall),
+    if (tu_ok(pu_env_init_builtin(&bare, init_no_upcall),
               "provider loaded with no core entropy upcall")) {
         test_getrandom_faults(&bare);
         test_random_bytes("getrandom fails", getrandom_down, getrandom_up);
     }
-    env_free(&bare);
+    pu_env_free(&bare);
 
-    env_free(&plain);
+    pu_env_free(&plain);
     if (handle != NULL)
         dlclose(handle);
 }

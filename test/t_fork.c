@@ -22,12 +22,13 @@
 #include <openssl/evp.h>
 
 #include "provutil.h"
+#include "records.h"
 #include "testutil.h"
 
 #define NCHILD 300      /* children forked from one context */
 #define BATCH 20        /* at most this many alive at once */
 #define SMALL 32        /* bytes each child generates in the main case */
-#define REC 16          /* distinctness is checked on 16-byte blocks */
+#define REC TU_REC /* outputs are compared record by record */
 #define MIDBUF_SKIP 100 /* bytes taken before the mid-buffer fork */
 #define MIDBUF_LEN 848  /* what each side takes after it (53 blocks) */
 #define MIDBUF_KIDS 8
@@ -163,30 +164,6 @@ static size_t fork_children(EVP_RAND_CTX *ctx, size_t n, child_fn *fn,
     return good;
 }
 
-static int cmp_rec(const void *a, const void *b)
-{
-    return memcmp(a, b, REC);
-}
-
-/*
- * Number of 16-byte blocks in |recs| (|nrec| of them) that equal another
- * one.  All-zero blocks (a child that failed) count as repeats too.
- */
-static size_t count_repeats(unsigned char *recs, size_t nrec)
-{
-    static const unsigned char zero[REC];
-    size_t i, rep = 0;
-
-    qsort(recs, nrec, REC, cmp_rec);
-    for (i = 0; i < nrec; i++) {
-        if (memcmp(recs + i * REC, zero, REC) == 0
-                || (i > 0 && memcmp(recs + i * REC, recs + (i - 1) * REC,
-                                    REC) == 0))
-            rep++;
-    }
-    return rep;
-}
-
 /* A context seeded from the core, with locking if |locked|. */
 static EVP_RAND_CTX *new_ctx(int locked, const char *mode)
 {
@@ -227,7 +204,7 @@ static void test_many_children(int locked, const char *mode)
           mode, good, NCHILD);
     ok = gen(ctx, recs + (NCHILD + 1) * SMALL, SMALL);
     TU_OK(ok, "%s: parent generates again after the forks", mode);
-    rep = count_repeats(recs, nrec);
+    rep = tu_count_repeats(recs, nrec);
     TU_OK(rep == 0,
           "%s: %zu blocks from %d children and the parent (before and "
           "after) are distinct (%zu repeats)", mode, nrec, NCHILD, rep);
@@ -263,7 +240,7 @@ static void test_mid_buffer(int locked, const char *mode)
           good, MIDBUF_KIDS, MIDBUF_LEN);
     ok = gen(ctx, recs + MIDBUF_KIDS * MIDBUF_LEN, MIDBUF_LEN);
     TU_OK(ok, "%s: parent takes its next %d bytes", mode, MIDBUF_LEN);
-    rep = count_repeats(recs, nrec);
+    rep = tu_count_repeats(recs, nrec);
     TU_OK(rep == 0,
           "%s: no 16-byte block is shared between the parent's buffered "
           "bytes and the children's (%zu repeats in %zu)", mode, rep, nrec);
@@ -292,7 +269,7 @@ static void test_grandchildren(int locked, const char *mode)
           good, GRAND_KIDS);
     ok = gen(ctx, recs + GRAND_KIDS * per, SMALL);
     TU_OK(ok, "%s: parent generates after the forks", mode);
-    rep = count_repeats(recs, nrec);
+    rep = tu_count_repeats(recs, nrec);
     TU_OK(rep == 0,
           "%s: parent, children (before and after their fork) and "
           "grandchildren are distinct (%zu repeats)", mode, rep);
@@ -333,7 +310,7 @@ static void test_chain(int locked, const char *mode)
           good, CHAIN_KIDS);
     ok = gen(ctx, recs + (CHAIN_KIDS + 1) * SMALL, SMALL);
     TU_OK(ok, "%s chain: generate after the forks", mode);
-    rep = count_repeats(recs, nrec);
+    rep = tu_count_repeats(recs, nrec);
     TU_OK(rep == 0, "%s chain: all outputs distinct (%zu repeats)", mode,
           rep);
  end:

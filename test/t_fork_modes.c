@@ -47,24 +47,18 @@
 
 #include "interpose.h"
 #include "provutil.h"
+#include "records.h"
 #include "secpage.h"
 #include "testutil.h"
-
-#ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
-#define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
-#endif
 
 #define KIDS 12          /* children per split kind, path and thread */
 #define KIDS_VALGRIND 2  /* under memcheck, where each split costs ~0.4 s */
 #define SMALL 32         /* bytes each side takes after a split */
-#define REC 16           /* distinctness is checked on 16-byte blocks */
+#define REC TU_REC /* outputs are compared record by record */
 #define STACK_BYTES (1 << 20) /* a clone child's stack */
 
 /* glibc 2.34+; weak, so the test still links (and skips) without it. */
 pid_t _Fork(void) __attribute__((weak));
-
-typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
-                            unsigned int strength);
 
 /* ---------------------------------------------------------------------- */
 /* Ways of splitting a process                                            */
@@ -218,26 +212,6 @@ static int read_full(int fd, void *buf, size_t n)
     return 1;
 }
 
-static int cmp_rec(const void *a, const void *b)
-{
-    return memcmp(a, b, REC);
-}
-
-/* 16-byte blocks of |recs| that equal another one, or are all zero. */
-static size_t count_repeats(unsigned char *recs, size_t nrec)
-{
-    static const unsigned char zero[REC];
-    size_t i, rep = 0;
-
-    qsort(recs, nrec, REC, cmp_rec);
-    for (i = 0; i < nrec; i++)
-        if (memcmp(recs + i * REC, zero, REC) == 0
-            || (i > 0 && memcmp(recs + i * REC, recs + (i - 1) * REC, REC)
-                             == 0))
-            rep++;
-    return rep;
-}
-
 /* ---------------------------------------------------------------------- */
 /* The two generators: an EVP context and the random-provider path        */
 /* ---------------------------------------------------------------------- */
@@ -249,7 +223,7 @@ static const char *const path_name[NPATH] = { "EVP_RAND_generate",
 
 static struct pu_env env;
 static EVP_RAND_CTX *evp_ctx;
-static random_bytes_fn *random_bytes;
+static chacharng_random_bytes_fn *random_bytes;
 static void *rb_provctx;
 
 static int draw(enum path path, unsigned char *out, size_t n)
@@ -336,7 +310,7 @@ static void test_split(enum path path, enum split how, int other_thread,
         pthread_join(th, NULL); /* this thread waits outside the library */
     TU_OK(run.ok, "%s: %s: %s from %s: parent and %d children drew %d bytes",
           mode, path_name[path], split_name[how], where, kids, SMALL);
-    rep = count_repeats(run.recs, nrec);
+    rep = tu_count_repeats(run.recs, nrec);
     TU_OK(rep == 0,
           "%s: %s: %s from %s: parent (before, after) and children "
           "distinct (%zu repeats in %zu blocks)",
@@ -639,7 +613,7 @@ static int find_random_bytes(void)
 
     for (; d != NULL && d->function_id != 0; d++)
         if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            random_bytes = (random_bytes_fn *)d->function;
+            random_bytes = (chacharng_random_bytes_fn *)d->function;
     rb_provctx = OSSL_PROVIDER_get0_provider_ctx(env.prov);
     return random_bytes != NULL;
 }

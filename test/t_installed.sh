@@ -20,27 +20,6 @@ unset OPENSSL_MODULES OPENSSL_CONF CHACHARNG_DEBUG CHACHARNG_IMPL \
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/chacharng-inst.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-last=
-# t TAG DESC CMD...: run CMD, keep its output, record nothing yet.
-t() {
-    last=$1
-    shift
-    "$@" >"$tmp/$last.out" 2>"$tmp/$last.err"
-}
-
-# verdict DESC: a test point from the status of the command just before.
-verdict() {
-    local st=$?
-
-    if [ "$st" -eq 0 ]; then
-        ok "$1"
-    else
-        not_ok "$1"
-        sed -n '1,8s/^/#   out: /p' "$tmp/$last.out"
-        sed -n '1,8s/^/#   err: /p' "$tmp/$last.err"
-    fi
-}
-
 three() {
     [ "$(grep -Ec "^[ $(printf '\t')]+$2\$" "$tmp/$1.out")" -eq 3 ]
 }
@@ -51,29 +30,29 @@ echo "# $(openssl version); module $moddir/chacharng.so; config $(openssl versio
 [ -f "$moddir/chacharng.so" ]
 verdict "chacharng.so is installed in libcrypto's modulesdir ($moddir)"
 
-t rand openssl rand -provider chacharng -hex 32
+run rand -- openssl rand -provider chacharng -hex 32
 grep -Eqx '[0-9a-f]{64}' "$tmp/rand.out"
 verdict "openssl rand -provider chacharng -hex 32, as typed: 64 hex digits"
 sed 's/^/# /' "$tmp/rand.out"
 
-t inst openssl list -random-instances -provider chacharng
+run inst -- openssl list -random-instances -provider chacharng
 three inst "CHACHA20-DRBG @ chacharng"
 verdict "openssl list -random-instances -provider chacharng: CHACHA20-DRBG @ chacharng as primary, public, private"
 
-t cd openssl list -random-instances -provider chacharng -provider default
-three cd "CTR-DRBG @ default"
+run cdef -- openssl list -random-instances -provider chacharng -provider default
+three cdef "CTR-DRBG @ default"
 verdict "-provider chacharng -provider default: CTR-DRBG @ default stays"
 
-t dc openssl list -random-instances -provider default -provider chacharng
+run dc -- openssl list -random-instances -provider default -provider chacharng
 three dc "CTR-DRBG @ default"
 verdict "-provider default -provider chacharng: CTR-DRBG @ default stays"
 
-t no env CHACHARNG_LIBRARY_RNG=no openssl rand -provider chacharng -hex 16
+run no -- env CHACHARNG_LIBRARY_RNG=no openssl rand -provider chacharng -hex 16
 [ ! -s "$tmp/no.out" ] && grep -q "CTR-DRBG" "$tmp/no.err"
 verdict "CHACHARNG_LIBRARY_RNG=no: rand -provider chacharng fails asking for CTR-DRBG"
 
 # Every application case, against the installed module.
-t lib env OPENSSL_MODULES="$moddir" "$builddir/test/t_library_rng"
+run lib -- env OPENSSL_MODULES="$moddir" "$builddir/test/t_library_rng"
 n_ok=$(grep -c '^ok' "$tmp/lib.out")
 n_bad=$(grep -c '^not ok' "$tmp/lib.out")
 grep -q '^1\.\.[1-9]' "$tmp/lib.out" && [ "$n_bad" -eq 0 ]
@@ -83,7 +62,7 @@ grep '^not ok\|SKIP' "$tmp/lib.out" | sed 's/^/# /'
 # The installed samples, with the installed module.
 # where make install put them: ask make, which expands the variables
 samples=$(make -s -C "$builddir" print-samplesdir 2>/dev/null)
-t sinst env OPENSSL_CONF="$samples/openssl.cnf.sample" openssl list -random-instances
+run sinst -- env OPENSSL_CONF="$samples/openssl.cnf.sample" openssl list -random-instances
 three sinst "CHACHA20-DRBG @ chacharng"
 verdict "installed openssl.cnf.sample ($samples): CHACHA20-DRBG @ chacharng three times"
 

@@ -6,16 +6,18 @@
  *
  * The provider is seeded from a TEST-RAND parent with a fixed seed, so its
  * output is a pure function of the seed and the calls made.  Every output is
- * compared with an independent model of the construction written here on
- * top of OpenSSL's own EVP ChaCha20 (default provider), so neither our
+ * compared with an independent model of the construction on top of
+ * OpenSSL's own EVP ChaCha20 (test/lib/drbg_model.c), so neither our
  * kernels nor our generator code take part in computing the expected bytes.
- * A few model outputs are also pinned in test/vectors/drbg_kat.txt, which
- * guards the model itself against drifting along with the provider.
+ * This file is the driver: the call sequences are the numbered stanzas of
+ * test/vectors/drbg_scenarios.txt, and a few model outputs are pinned in
+ * test/vectors/drbg_kat.txt, which guards the model itself against
+ * drifting along with the provider.
  *
  * The body runs once per kernel the CPU supports (tu_main_per_impl), with
  * CHACHARNG_IMPL forcing the kernel at provider load.
  */
-/* getline() and strdup() */
+/* getline(), strdup() and strtok_r() */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -31,23 +33,15 @@
 #include <openssl/params.h>
 #include <openssl/provider.h>
 
+#include "drbg_model.h"
+#include "errq.h"
+#include "hex.h"
+#include "provutil.h"
+#include "rfc8439.h"
 #include "testutil.h"
 
-/* The constants of the construction and the interface (DESIGN.md 3-5). */
-#define SEED_LEN 48
-#define KEY_LEN 32
-#define NONCE_LEN 12
-#define BLOCK_LEN 64
-#define CHUNK_LEN (KEY_LEN + NONCE_LEN)
-#define REFILL_BLOCKS 16
-#define BUF_LEN ((REFILL_BLOCKS - 1) * BLOCK_LEN)
-#define MAX_REQUEST ((size_t)1 << 20)
-#define RESEED_BYTES ((uint64_t)16 << 20)
-#define DEFAULT_RESEED_REQUESTS 65536u
-#define STRENGTH 256
-#define MAX_ADIN 65536
-
-#define VECTORS_FILE "drbg_kat.txt"
+#define KAT_FILE "drbg_kat.txt"
+#define SCENARIO_FILE "drbg_scenarios.txt"
 
 /* Two fixed seeds, handed out by TEST-RAND at every (re)seed. */
 static const char seed_a_hex[] =
@@ -57,80 +51,12 @@ static const char seed_b_hex[] =
     "c3a1f07e5b2d9418e6407fd2913ab5c85e0c77a24d19f6e3b8025fa6c1d49e37"
     "0b8a6f5e24d3c1917a08e5b3f26c4d90";
 
-static OSSL_LIB_CTX *libctx;
-static OSSL_PROVIDER *prov_default, *prov_chacharng;
+static struct pu_env env; /* default and chacharng, TEST-RAND, the DRBG */
 static EVP_CIPHER *chacha20;
-static EVP_RAND *test_rand, *drbg_rand;
 
 /* ------------------------------------------------------------------------
  * Small helpers
  * ------------------------------------------------------------------------ */
-
-static int print_err_line(const char *str, size_t len, void *u)
-{
-    (void)u;
-    while (len > 0 && (str[len - 1] == '\n' || str[len - 1] == '\r'))
-        len--;
-    tu_diag("  %.*s", (int)len, str);
-    return 1;
-}
-
-/* Show (and clear) the OpenSSL error queue, so a failure says why. */
-static void diag_errors(void)
-{
-    ERR_print_errors_cb(print_err_line, NULL);
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/*
- * Decode the hex string |hex| into a newly allocated buffer (never NULL on
- * success, even when empty).  Returns 1 and sets *|out| and *|outlen|, or 0
- * on a malformed string.
- */
-static int hex_decode(const char *hex, unsigned char **out, size_t *outlen)
-{
-    size_t n = strlen(hex), i;
-    unsigned char *p;
-
-    if (n % 2 != 0)
-        return 0;
-    p = malloc(n / 2 + 1);
-    if (p == NULL)
-        return 0;
-    for (i = 0; i < n / 2; i++) {
-        int hi = hexval((unsigned char)hex[2 * i]);
-        int lo = hexval((unsigned char)hex[2 * i + 1]);
-
-        if (hi < 0 || lo < 0) {
-            free(p);
-            return 0;
-        }
-        p[i] = (unsigned char)(hi << 4 | lo);
-    }
-    *out = p;
-    *outlen = n / 2;
-    return 1;
-}
-
-/* Decode a hex constant of known length written in this file. */
-static void hex_fixed(const char *hex, unsigned char *out, size_t len)
-{
-    size_t i;
-
-    for (i = 0; i < len; i++)
-        out[i] = (unsigned char)(hexval((unsigned char)hex[2 * i]) << 4
-                                 | hexval((unsigned char)hex[2 * i + 1]));
-}
 
 /* Deterministic filler for personalization, additional input and entropy. */
 static void fill(unsigned char *p, size_t len, unsigned int tag)
@@ -139,246 +65,6 @@ static void fill(unsigned char *p, size_t len, unsigned int tag)
 
     for (i = 0; i < len; i++)
         p[i] = (unsigned char)(tag * 29 + i * 131 + (i >> 8) * 7 + 1);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n != 0 ? n : 1);
-
-    if (p == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
-static size_t min_size(size_t a, size_t b)
-{
-    return a < b ? a : b;
-}
-
-/* ------------------------------------------------------------------------
- * The model: DESIGN.md section 3 on OpenSSL's EVP ChaCha20
- * ------------------------------------------------------------------------ */
-
-struct model {
-    EVP_CIPHER_CTX *cctx;
-    unsigned char key[KEY_LEN];
-    unsigned char nonce[NONCE_LEN];
-    unsigned char buf[BUF_LEN];     /* unread bytes are the last |avail| */
-    size_t avail;
-    unsigned char seed[SEED_LEN];   /* what the parent hands out each time */
-    unsigned int reseed_requests;   /* 0 = no limit */
-    uint64_t calls;                 /* provider calls since the last seed */
-    uint64_t bytes;                 /* bytes produced since the last seed */
-    unsigned int seeds;             /* instantiate + reseeds, for counters */
-    int failed;                     /* an EVP call of the model failed */
-};
-
-static int model_init(struct model *m, const unsigned char seed[SEED_LEN])
-{
-    memset(m, 0, sizeof(*m));
-    memcpy(m->seed, seed, SEED_LEN);
-    m->reseed_requests = DEFAULT_RESEED_REQUESTS;
-    m->cctx = EVP_CIPHER_CTX_new();
-    return m->cctx != NULL;
-}
-
-static void model_free(struct model *m)
-{
-    EVP_CIPHER_CTX_free(m->cctx);
-    OPENSSL_cleanse(m, sizeof(*m));
-}
-
-/*
- * |len| bytes of the keystream of (K, N) starting at block |ctr|, i.e. a
- * prefix of KS(K, N, ctr, ceil(len / 64)).  OpenSSL takes the counter as
- * the first four IV bytes (little-endian) and the nonce as the other twelve;
- * encrypting zeros in place yields the bare keystream.
- */
-static void model_ks(struct model *m, uint32_t ctr, unsigned char *out,
-                     size_t len)
-{
-    unsigned char iv[16];
-    size_t done, piece;
-    int outl;
-
-    iv[0] = (unsigned char)ctr;
-    iv[1] = (unsigned char)(ctr >> 8);
-    iv[2] = (unsigned char)(ctr >> 16);
-    iv[3] = (unsigned char)(ctr >> 24);
-    memcpy(iv + 4, m->nonce, NONCE_LEN);
-    memset(out, 0, len);
-    if (!EVP_EncryptInit_ex2(m->cctx, chacha20, m->key, iv, NULL)) {
-        m->failed = 1;
-        return;
-    }
-    /* EVP_EncryptUpdate takes an int length: feed it bounded pieces */
-    for (done = 0; done < len; done += piece) {
-        piece = min_size(len - done, (size_t)1 << 24);
-        if (!EVP_EncryptUpdate(m->cctx, out + done, &outl, out + done,
-                               (int)piece)
-            || (size_t)outl != piece) {
-            m->failed = 1;
-            return;
-        }
-    }
-}
-
-/* K = X[0..32), N = X[32..44); the caller's block is wiped afterwards. */
-static void model_set_kn(struct model *m, unsigned char *x)
-{
-    memcpy(m->key, x, KEY_LEN);
-    memcpy(m->nonce, x + KEY_LEN, NONCE_LEN);
-    OPENSSL_cleanse(x, BLOCK_LEN);
-}
-
-static void model_absorb(struct model *m, const unsigned char *data,
-                         size_t len)
-{
-    unsigned char x[BLOCK_LEN];
-    size_t off, n, i;
-
-    if (len == 0)
-        return;
-    for (off = 0; off < len; off += n) {
-        n = min_size(len - off, CHUNK_LEN);
-        model_ks(m, 0, x, BLOCK_LEN);
-        for (i = 0; i < n; i++)
-            x[i] ^= data[off + i];
-        model_set_kn(m, x);
-    }
-    OPENSSL_cleanse(m->buf, sizeof(m->buf));
-    m->avail = 0;
-}
-
-static void model_refill(struct model *m)
-{
-    unsigned char x[REFILL_BLOCKS * BLOCK_LEN];
-
-    model_ks(m, 0, x, sizeof(x));
-    memcpy(m->buf, x + BLOCK_LEN, BUF_LEN);
-    model_set_kn(m, x);
-    OPENSSL_cleanse(x, sizeof(x));
-    m->avail = BUF_LEN;
-}
-
-/* Take |n| bytes from the buffer front; the caller checked n <= avail. */
-static void model_take(struct model *m, unsigned char *out, size_t n)
-{
-    unsigned char *front = m->buf + (BUF_LEN - m->avail);
-
-    memcpy(out, front, n);
-    OPENSSL_cleanse(front, n);
-    m->avail -= n;
-}
-
-/* The serving half of generate, after the reseed-or-absorb step. */
-static void model_serve(struct model *m, unsigned char *out, size_t n)
-{
-    size_t first = min_size(n, m->avail), r = n - first;
-
-    model_take(m, out, first);
-    out += first;
-    if (r == 0)
-        return;
-    if (r > BUF_LEN) {
-        unsigned char y[BLOCK_LEN];
-
-        /* Y = KS(K, N, 0, 1); blocks 1.. go straight out; rekey from Y */
-        model_ks(m, 0, y, BLOCK_LEN);
-        model_ks(m, 1, out, r);
-        model_set_kn(m, y);
-        return;
-    }
-    model_refill(m);
-    model_take(m, out, r);
-}
-
-/* absorb(ent || E || adin) as one absorb; E is the parent's 48 bytes. */
-static void model_reseed(struct model *m, const unsigned char *ent,
-                         size_t entlen, const unsigned char *adin,
-                         size_t adinlen)
-{
-    size_t len = entlen + SEED_LEN + adinlen;
-    unsigned char *cat = xmalloc(len);
-
-    if (entlen != 0)
-        memcpy(cat, ent, entlen);
-    memcpy(cat + entlen, m->seed, SEED_LEN);
-    if (adinlen != 0)
-        memcpy(cat + entlen + SEED_LEN, adin, adinlen);
-    model_absorb(m, cat, len);
-    OPENSSL_cleanse(cat, len);
-    free(cat);
-    m->calls = 0;
-    m->bytes = 0;
-    m->seeds++;
-}
-
-/* K = 0, N = 0, empty buffer, then absorb(E || pers). */
-static void model_instantiate(struct model *m, const unsigned char *pers,
-                              size_t perslen)
-{
-    size_t len = SEED_LEN + perslen;
-    unsigned char *cat = xmalloc(len);
-
-    memset(m->key, 0, sizeof(m->key));
-    memset(m->nonce, 0, sizeof(m->nonce));
-    OPENSSL_cleanse(m->buf, sizeof(m->buf));
-    m->avail = 0;
-    memcpy(cat, m->seed, SEED_LEN);
-    if (perslen != 0)
-        memcpy(cat + SEED_LEN, pers, perslen);
-    model_absorb(m, cat, len);
-    OPENSSL_cleanse(cat, len);
-    free(cat);
-    m->calls = 0;
-    m->bytes = 0;
-    m->seeds++;
-}
-
-/*
- * One call of the provider's generate entry point (n <= max_request).  The
- * reseed conditions are the ones a test here can reach: prediction
- * resistance, the call limit and the 16 MiB mark.  The time interval (an
- * hour by default) is never reached by a test run, and TEST-RAND has no
- * reseed_counter for a child to follow.
- */
-static void model_provider_generate(struct model *m, unsigned char *out,
-                                    size_t n, int pred_res,
-                                    const unsigned char *adin, size_t adinlen)
-{
-    int due = pred_res
-              || (m->reseed_requests != 0 && m->calls >= m->reseed_requests)
-              || m->bytes >= RESEED_BYTES;
-
-    if (due)
-        model_reseed(m, NULL, 0, adin, adinlen);
-    else
-        model_absorb(m, adin, adinlen);
-    model_serve(m, out, n);
-    m->calls++;
-    m->bytes += n;
-}
-
-/*
- * EVP_RAND_generate as libcrypto's evp_rand_generate_locked() drives the
- * provider: chunks of at most max_request, each handed the same additional
- * input, prediction resistance passed with the first chunk only.  A
- * zero-length request never reaches the provider at all.
- */
-static void model_evp_generate(struct model *m, unsigned char *out, size_t n,
-                               int pred_res, const unsigned char *adin,
-                               size_t adinlen)
-{
-    size_t chunk;
-
-    for (; n > 0; n -= chunk, out += chunk) {
-        chunk = min_size(n, MAX_REQUEST);
-        model_provider_generate(m, out, chunk, pred_res, adin, adinlen);
-        pred_res = 0;
-    }
 }
 
 /* ------------------------------------------------------------------------
@@ -393,26 +79,6 @@ struct rig {
     unsigned int seeds0;    /* m.seeds at the same moment */
 };
 
-static int get_uint_param(EVP_RAND_CTX *ctx, const char *key,
-                          unsigned int *v)
-{
-    OSSL_PARAM p[2];
-
-    p[0] = OSSL_PARAM_construct_uint(key, v);
-    p[1] = OSSL_PARAM_construct_end();
-    return EVP_RAND_CTX_get_params(ctx, p) && OSSL_PARAM_modified(&p[0]);
-}
-
-static int set_uint_param(EVP_RAND_CTX *ctx, const char *key,
-                          unsigned int v)
-{
-    OSSL_PARAM p[2];
-
-    p[0] = OSSL_PARAM_construct_uint(key, &v);
-    p[1] = OSSL_PARAM_construct_end();
-    return EVP_RAND_CTX_set_params(ctx, p);
-}
-
 static void rig_free(struct rig *r)
 {
     EVP_RAND_CTX_free(r->drbg);
@@ -426,43 +92,43 @@ static void rig_free(struct rig *r)
  * it with |pers|; the model is instantiated the same way.  Returns 1, or 0
  * after recording a failed test point labelled |what|.
  */
-static int rig_new(struct rig *r, const unsigned char seed[SEED_LEN],
+static int rig_new(struct rig *r, const unsigned char seed[MODEL_SEED_LEN],
                    const unsigned char *pers, size_t perslen,
                    const char *what)
 {
     OSSL_PARAM p[3];
-    unsigned int strength = STRENGTH;
+    unsigned int strength = MODEL_STRENGTH;
     int no_mix = 0;
     const char *step;
 
     memset(r, 0, sizeof(*r));
-    if (!model_init(&r->m, seed)) {
+    if (!model_init(&r->m, chacha20, seed)) {
         step = "model cipher context";
         goto err;
     }
     step = "TEST-RAND parent";
-    r->parent = EVP_RAND_CTX_new(test_rand, NULL);
+    r->parent = EVP_RAND_CTX_new(env.test_rand, NULL);
     if (r->parent == NULL)
         goto err;
     p[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
     p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY,
-                                             r->m.seed, SEED_LEN);
+                                             r->m.seed, MODEL_SEED_LEN);
     p[2] = OSSL_PARAM_construct_end();
     if (!EVP_RAND_CTX_set_params(r->parent, p)
-        || !EVP_RAND_instantiate(r->parent, STRENGTH, 0, NULL, 0, NULL))
+        || !EVP_RAND_instantiate(r->parent, MODEL_STRENGTH, 0, NULL, 0, NULL))
         goto err;
     step = "CHACHA20-DRBG context";
-    r->drbg = EVP_RAND_CTX_new(drbg_rand, r->parent);
+    r->drbg = EVP_RAND_CTX_new(env.rand, r->parent);
     if (r->drbg == NULL)
         goto err;
     step = "CHACHA20-DRBG instantiate with kernel_mix = 0";
     /* the known answers are those of the construction without mixing */
     p[0] = OSSL_PARAM_construct_int("kernel_mix", &no_mix);
     p[1] = OSSL_PARAM_construct_end();
-    if (!EVP_RAND_instantiate(r->drbg, STRENGTH, 0, pers, perslen, p))
+    if (!EVP_RAND_instantiate(r->drbg, MODEL_STRENGTH, 0, pers, perslen, p))
         goto err;
     step = "reseed_counter after instantiate";
-    if (!get_uint_param(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER,
+    if (!pu_get_uint(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER,
                         &r->counter0))
         goto err;
     model_instantiate(&r->m, pers, perslen);
@@ -471,7 +137,7 @@ static int rig_new(struct rig *r, const unsigned char seed[SEED_LEN],
 
  err:
     tu_ok(0, "%s: %s failed", what, step);
-    diag_errors();
+    tu_err_print();
     rig_free(r);
     return 0;
 }
@@ -485,9 +151,9 @@ static int rig_counter_ok(struct rig *r, const char *what)
 {
     unsigned int c;
 
-    if (!get_uint_param(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER, &c)) {
+    if (!pu_get_uint(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER, &c)) {
         tu_diag("%s: cannot read reseed_counter", what);
-        diag_errors();
+        tu_err_print();
         return 0;
     }
     if (c - r->counter0 != r->m.seeds - r->seeds0) {
@@ -512,8 +178,8 @@ static int same_bytes(const unsigned char *got, const unsigned char *want,
     tu_diag("%s: first differing byte at offset %zu of %zu "
             "(provider %02x, model %02x)", what, i, n, got[i], want[i]);
     from = i - i % 32;
-    tu_diag_hex("provider", got + from, min_size(64, n - from));
-    tu_diag_hex("model", want + from, min_size(64, n - from));
+    tu_diag_hex("provider", got + from, tu_min_size(64, n - from));
+    tu_diag_hex("model", want + from, tu_min_size(64, n - from));
     return 0;
 }
 
@@ -527,21 +193,21 @@ static int rig_generate(struct rig *r, size_t n, int pred_res,
                         const unsigned char *adin, size_t adinlen,
                         const char *what)
 {
-    unsigned char *got = xmalloc(n), *want = xmalloc(n);
+    unsigned char *got = tu_xmalloc(n), *want = tu_xmalloc(n);
     int ok = 1;
 
     memset(got, 0x5a, n);
     memset(want, 0xa5, n);
-    if (!EVP_RAND_generate(r->drbg, got, n, STRENGTH, pred_res, adin,
+    if (!EVP_RAND_generate(r->drbg, got, n, MODEL_STRENGTH, pred_res, adin,
                            adinlen)) {
         tu_diag("%s: EVP_RAND_generate(%zu) failed", what, n);
-        diag_errors();
+        tu_err_print();
         ok = 0;
     }
     model_evp_generate(&r->m, want, n, pred_res, adin, adinlen);
     if (r->m.failed) {
         tu_diag("%s: the model's EVP ChaCha20 failed", what);
-        diag_errors();
+        tu_err_print();
         ok = 0;
     }
     if (ok)
@@ -558,7 +224,7 @@ static int rig_reseed(struct rig *r, int pred_res, const unsigned char *ent,
 {
     if (!EVP_RAND_reseed(r->drbg, pred_res, ent, entlen, adin, adinlen)) {
         tu_diag("%s: EVP_RAND_reseed failed", what);
-        diag_errors();
+        tu_err_print();
         return 0;
     }
     model_reseed(&r->m, ent, entlen, adin, adinlen);
@@ -571,32 +237,26 @@ static int rig_reseed(struct rig *r, int pred_res, const unsigned char *ent,
 
 /*
  * The model stands on EVP ChaCha20 and on our reading of its IV layout:
- * check both against RFC 8439 section 2.3.2 (counter 1, nonce
- * 000000090000004a00000000, key 00..1f), whose serialized block is below.
+ * check both against RFC 8439 section 2.3.2 (test/lib/rfc8439.c).
  */
 static void test_model_cipher(void)
 {
-    static const char rfc_block[] =
-        "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e"
-        "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e";
-    unsigned char want[BLOCK_LEN], got[BLOCK_LEN];
+    const struct rfc8439_block *v = &rfc8439_blocks[0];
+    unsigned char want[MODEL_BLOCK_LEN], got[MODEL_BLOCK_LEN];
     struct model m;
-    int i, ok;
+    int ok;
 
-    hex_fixed(rfc_block, want, sizeof(want));
-    if (!model_init(&m, want)) {
+    tu_unhex(want, sizeof(want), v->keystream);
+    if (!model_init(&m, chacha20, want)) {
         tu_ok(0, "model: EVP ChaCha20 gives RFC 8439 2.3.2 block");
         return;
     }
-    for (i = 0; i < KEY_LEN; i++)
-        m.key[i] = (unsigned char)i;
-    memset(m.nonce, 0, sizeof(m.nonce));
-    m.nonce[3] = 0x09;
-    m.nonce[7] = 0x4a;
-    model_ks(&m, 1, got, sizeof(got));
+    tu_unhex(m.key, sizeof(m.key), v->key);
+    tu_unhex(m.nonce, sizeof(m.nonce), v->nonce);
+    model_ks(&m, v->counter, got, sizeof(got));
     ok = !m.failed && memcmp(got, want, sizeof(got)) == 0;
     if (!ok) {
-        diag_errors();
+        tu_err_print();
         tu_diag_hex("got", got, sizeof(got));
     }
     tu_ok(ok, "model: EVP ChaCha20 gives RFC 8439 2.3.2 block");
@@ -622,7 +282,7 @@ static void test_params(const unsigned char *seed)
     p[2] = OSSL_PARAM_construct_end();
     ok = EVP_RAND_CTX_get_params(r.drbg, p);
     if (!ok)
-        diag_errors();
+        tu_err_print();
     if (want != NULL) {
         /* proves the kernel under test is the one that produced the bytes */
         tu_ok(ok && strcmp(impl, want) == 0,
@@ -630,15 +290,15 @@ static void test_params(const unsigned char *seed)
     } else {
         tu_ok(ok && impl[0] != '\0', "ctx param impl is \"%s\"", impl);
     }
-    tu_ok(ok && max_request == MAX_REQUEST,
+    tu_ok(ok && max_request == MODEL_MAX_REQUEST,
           "max_request is %zu (model splits at %zu)", max_request,
-          MAX_REQUEST);
+          MODEL_MAX_REQUEST);
     /* read first: the order of evaluation of tu_ok's arguments is open */
-    ok = get_uint_param(r.drbg, OSSL_RAND_PARAM_STRENGTH, &u);
-    tu_ok(ok && u == STRENGTH, "strength is %u", u);
+    ok = pu_get_uint(r.drbg, OSSL_RAND_PARAM_STRENGTH, &u);
+    tu_ok(ok && u == MODEL_STRENGTH, "strength is %u", u);
     u = 0;
-    ok = get_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
-    tu_ok(ok && u == DEFAULT_RESEED_REQUESTS,
+    ok = pu_get_uint(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
+    tu_ok(ok && u == MODEL_DEFAULT_RESEED_REQUESTS,
           "default reseed_requests is %u", u);
     tu_ok(EVP_RAND_get_state(r.drbg) == EVP_RAND_STATE_READY,
           "state is ready after instantiate");
@@ -682,9 +342,9 @@ static void test_inputs_matter(const unsigned char *seed_a,
         if (!rig_new(&r, i == 1 ? seed_b : seed_a, i == 2 ? pers : NULL,
                      i == 2 ? sizeof(pers) : 0, "inputs matter"))
             return;
-        if (!EVP_RAND_generate(r.drbg, out[i], sizeof(out[i]), STRENGTH, 0,
+        if (!EVP_RAND_generate(r.drbg, out[i], sizeof(out[i]), MODEL_STRENGTH, 0,
                                NULL, 0)) {
-            diag_errors();
+            tu_err_print();
             ok = 0;
         }
         rig_free(&r);
@@ -712,23 +372,194 @@ static void test_all_lengths(const unsigned char *seed)
     rig_free(&r);
 }
 
+/* ------------------------------------------------------------------------
+ * Scenarios (test/vectors/drbg_scenarios.txt): the call sequences below
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Open test/vectors/|file|: in CHACHARNG_TEST_VECTORS when set, else
+ * under the working directory or $srcdir.
+ */
+static FILE *open_vectors(const char *file, char *path, size_t pathlen)
+{
+    const char *dir = getenv("CHACHARNG_TEST_VECTORS");
+    const char *srcdir = getenv("srcdir");
+    FILE *f;
+
+    if (dir != NULL) {
+        /* told where they are: look nowhere else */
+        snprintf(path, pathlen, "%s/%s", dir, file);
+        return fopen(path, "r");
+    }
+    snprintf(path, pathlen, "test/vectors/%s", file);
+    if ((f = fopen(path, "r")) != NULL || srcdir == NULL)
+        return f;
+    snprintf(path, pathlen, "%s/test/vectors/%s", srcdir, file);
+    return fopen(path, "r");
+}
+
+static char *trim(char *s)
+{
+    char *e;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'
+                     || e[-1] == '\r'))
+        *--e = '\0';
+    return s;
+}
+
+struct step {
+    size_t n, adin, ent; /* request, additional input, reseed entropy */
+    int pr;              /* prediction resistance */
+};
+
+struct scenario {
+    char *name;
+    struct step *step;
+    size_t nsteps;
+};
+
+#define MAX_SCENARIOS 16
+
+static struct scenario scenarios[MAX_SCENARIOS];
+static size_t nscenarios;
+
+/* Additional input and reseed entropy: filled afresh for every step. */
+static unsigned char adin_buf[MODEL_MAX_ADIN], ent_buf[MODEL_MAX_ADIN];
+
+/* "key=value ..." with keys n, adin, ent, pr; 1 if well formed. */
+static int parse_step(char *v, struct step *st)
+{
+    char *tok, *save = NULL, *end;
+    unsigned long long x;
+
+    memset(st, 0, sizeof(*st));
+    for (tok = strtok_r(v, " \t", &save); tok != NULL;
+         tok = strtok_r(NULL, " \t", &save)) {
+        char *eq = strchr(tok, '=');
+
+        if (eq == NULL || eq[1] < '0' || eq[1] > '9')
+            return 0;
+        *eq = '\0';
+        errno = 0;
+        x = strtoull(eq + 1, &end, 10);
+        if (errno != 0 || *end != '\0' || x > SIZE_MAX)
+            return 0;
+        if (strcmp(tok, "n") == 0)
+            st->n = (size_t)x;
+        else if (strcmp(tok, "adin") == 0 && x <= MODEL_MAX_ADIN)
+            st->adin = (size_t)x;
+        else if (strcmp(tok, "ent") == 0 && x <= MODEL_MAX_ADIN)
+            st->ent = (size_t)x;
+        else if (strcmp(tok, "pr") == 0 && x <= 1)
+            st->pr = (int)x;
+        else
+            return 0;
+    }
+    return 1;
+}
+
+/* One line of the file into the scenario table; 1 if well formed. */
+static int scenario_line(char *s)
+{
+    struct scenario *sc = nscenarios > 0 ? &scenarios[nscenarios - 1] : NULL;
+    char *eq = strchr(s, '='), *key, *val, *end;
+    unsigned long idx;
+    struct step *grown;
+
+    if (eq == NULL)
+        return 0;
+    *eq = '\0';
+    key = trim(s);
+    val = trim(eq + 1);
+    if (strcmp(key, "Scenario") == 0) {
+        if (nscenarios == MAX_SCENARIOS || val[0] == '\0')
+            return 0;
+        sc = &scenarios[nscenarios++];
+        sc->name = strdup(val);
+        return sc->name != NULL;
+    }
+    if (sc == NULL || strncmp(key, "Step.", 5) != 0 || key[5] < '0'
+        || key[5] > '9')
+        return 0;
+    idx = strtoul(key + 5, &end, 10);
+    /* numbered in order, without gaps */
+    if (*end != '\0' || idx != sc->nsteps)
+        return 0;
+    grown = realloc(sc->step, (sc->nsteps + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return 0;
+    sc->step = grown;
+    return parse_step(val, &sc->step[sc->nsteps++]);
+}
+
+static void scenarios_load(void)
+{
+    char path[4096], *line = NULL, *s;
+    size_t cap = 0;
+    unsigned int lineno = 0, bad = 0;
+    FILE *f = open_vectors(SCENARIO_FILE, path, sizeof(path));
+
+    if (!tu_ok(f != NULL, "scenarios file %s opens", path))
+        return;
+    while (getline(&line, &cap, f) >= 0) {
+        lineno++;
+        s = trim(line);
+        if (s[0] == '#' || s[0] == '\0')
+            continue;
+        if (!scenario_line(s)) {
+            tu_diag("%s:%u: bad line", path, lineno);
+            bad++;
+        }
+    }
+    free(line);
+    fclose(f);
+    tu_ok(bad == 0 && nscenarios > 0, "scenarios file holds %zu scenarios",
+          nscenarios);
+}
+
+static void scenarios_free(void)
+{
+    size_t i;
+
+    for (i = 0; i < nscenarios; i++) {
+        free(scenarios[i].name);
+        free(scenarios[i].step);
+    }
+    memset(scenarios, 0, sizeof(scenarios));
+    nscenarios = 0;
+}
+
+/* The scenario called |name|, or NULL after a failed test point. */
+static const struct scenario *scenario(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < nscenarios; i++)
+        if (strcmp(scenarios[i].name, name) == 0)
+            return &scenarios[i];
+    tu_ok(0, "scenario %s is in %s", name, SCENARIO_FILE);
+    return NULL;
+}
+
 /* First requests around the buffer and direct-path boundaries. */
 static void test_first_requests(const unsigned char *seed)
 {
-    static const size_t lens[] = {
-        1, 63, 64, 65, 959, 960, 961, 1023, 1024, 1025, 1919, 1920, 1921,
-        2000, 4096, 65536
-    };
+    const struct scenario *sc = scenario("first-requests");
     char what[64];
     struct rig r;
-    size_t i;
+    size_t i, n;
 
-    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
-        snprintf(what, sizeof(what), "first request %zu", lens[i]);
+    for (i = 0; sc != NULL && i < sc->nsteps; i++) {
+        n = sc->step[i].n;
+        snprintf(what, sizeof(what), "first request %zu", n);
         if (!rig_new(&r, seed, NULL, 0, what))
             continue;
         /* the follow-ups show the state left behind is right too */
-        tu_ok(rig_generate(&r, lens[i], 0, NULL, 0, what)
+        tu_ok(rig_generate(&r, n, 0, NULL, 0, what)
               && rig_generate(&r, 1, 0, NULL, 0, what)
               && rig_generate(&r, 3000, 0, NULL, 0, what),
               "%s, then 1 and 3000", what);
@@ -739,83 +570,68 @@ static void test_first_requests(const unsigned char *seed)
 /* Additional input of assorted lengths, interleaved with plain requests. */
 static void test_adin(const unsigned char *seed)
 {
-    static const struct {
-        size_t n, adinlen;
-    } steps[] = {
-        { 10, 0 }, { 10, 5 }, { 100, 44 }, { 100, 45 }, { 1000, 100 },
-        { 0, 30 }, { 961, 1 }, { 5000, 200 }, { 30, 0 }, { 2, MAX_ADIN },
-        { 959, 43 }, { 1, 88 }, { 1921, 1000 }, { 64, 0 }
-    };
-    unsigned char *adin = xmalloc(MAX_ADIN), pers[20];
+    const struct scenario *sc = scenario("adin");
+    const struct step *st;
+    unsigned char pers[20];
     char what[80];
     struct rig r;
     size_t i;
 
     fill(pers, sizeof(pers), 17);
-    if (!rig_new(&r, seed, pers, sizeof(pers), "additional input")) {
-        free(adin);
+    if (sc == NULL
+        || !rig_new(&r, seed, pers, sizeof(pers), "additional input"))
         return;
-    }
-    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+    for (i = 0; i < sc->nsteps; i++) {
+        st = &sc->step[i];
         snprintf(what, sizeof(what), "additional input step %zu: "
-                 "%zu bytes, adin %zu", i, steps[i].n, steps[i].adinlen);
-        fill(adin, steps[i].adinlen, (unsigned int)i + 40);
-        tu_ok(rig_generate(&r, steps[i].n, 0,
-                           steps[i].adinlen != 0 ? adin : NULL,
-                           steps[i].adinlen, what), "%s", what);
+                 "%zu bytes, adin %zu", i, st->n, st->adin);
+        fill(adin_buf, st->adin, (unsigned int)i + 40);
+        tu_ok(rig_generate(&r, st->n, 0, st->adin != 0 ? adin_buf : NULL,
+                           st->adin, what), "%s", what);
     }
     rig_free(&r);
-    free(adin);
 }
 
 /* Prediction resistance reseeds before serving, with or without adin. */
 static void test_pred_res(const unsigned char *seed)
 {
-    static const struct {
-        size_t n, adinlen;
-        int pr;
-    } steps[] = {
-        { 100, 0, 0 }, { 100, 0, 1 }, { 100, 60, 1 }, { 2000, 0, 0 },
-        { 5, 0, 1 }, { 961, 3, 1 }, { 7, 0, 0 }
-    };
-    unsigned char adin[60];
+    const struct scenario *sc = scenario("pred-res");
+    const struct step *st;
+    unsigned int asked = 0;
     char what[96];
     struct rig r;
     size_t i;
 
-    if (!rig_new(&r, seed, NULL, 0, "prediction resistance"))
+    if (sc == NULL || !rig_new(&r, seed, NULL, 0, "prediction resistance"))
         return;
-    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+    for (i = 0; i < sc->nsteps; i++) {
+        st = &sc->step[i];
         snprintf(what, sizeof(what), "prediction resistance step %zu: "
-                 "%zu bytes, adin %zu, pred_res %d", i, steps[i].n,
-                 steps[i].adinlen, steps[i].pr);
-        fill(adin, steps[i].adinlen, (unsigned int)i + 60);
-        tu_ok(rig_generate(&r, steps[i].n, steps[i].pr,
-                           steps[i].adinlen != 0 ? adin : NULL,
-                           steps[i].adinlen, what), "%s", what);
+                 "%zu bytes, adin %zu, pred_res %d", i, st->n, st->adin,
+                 st->pr);
+        fill(adin_buf, st->adin, (unsigned int)i + 60);
+        tu_ok(rig_generate(&r, st->n, st->pr,
+                           st->adin != 0 ? adin_buf : NULL, st->adin, what),
+              "%s", what);
+        asked += (unsigned int)st->pr;
     }
-    /* four were asked for: the counter checks must have seen them */
-    tu_ok(r.m.seeds - r.seeds0 == 4 && rig_counter_ok(&r, "pred_res total"),
-          "prediction resistance reseeded 4 times");
+    /* the counter checks must have seen every one that was asked for */
+    tu_ok(r.m.seeds - r.seeds0 == asked
+          && rig_counter_ok(&r, "pred_res total"),
+          "prediction resistance reseeded %u times", asked);
     rig_free(&r);
 }
 
 /* EVP_RAND_reseed with and without caller entropy and additional input. */
 static void test_explicit_reseed(const unsigned char *seed)
 {
-    static const struct {
-        size_t entlen, adinlen, n;
-        int pr;
-    } steps[] = {
-        { 0, 0, 100, 0 }, { 32, 0, 100, 0 }, { 0, 50, 961, 0 },
-        { 100, 7, 50, 1 }, { 44, 44, 2000, 0 }, { 1, 0, 1, 0 }
-    };
-    unsigned char ent[100], adin[50];
+    const struct scenario *sc = scenario("explicit-reseed");
+    const struct step *st;
     char what[96];
     struct rig r;
     size_t i;
 
-    if (!rig_new(&r, seed, NULL, 0, "explicit reseed"))
+    if (sc == NULL || !rig_new(&r, seed, NULL, 0, "explicit reseed"))
         return;
     /* leave part of a refill unread, which every reseed must discard */
     if (!tu_ok(rig_generate(&r, 10, 0, NULL, 0, "explicit reseed"),
@@ -823,33 +639,27 @@ static void test_explicit_reseed(const unsigned char *seed)
         rig_free(&r);
         return;
     }
-    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+    for (i = 0; i < sc->nsteps; i++) {
+        st = &sc->step[i];
         snprintf(what, sizeof(what), "explicit reseed step %zu: ent %zu, "
-                 "adin %zu, pred_res %d, then %zu bytes", i,
-                 steps[i].entlen, steps[i].adinlen, steps[i].pr,
-                 steps[i].n);
-        fill(ent, steps[i].entlen, (unsigned int)i + 80);
-        fill(adin, steps[i].adinlen, (unsigned int)i + 90);
-        tu_ok(rig_reseed(&r, steps[i].pr,
-                         steps[i].entlen != 0 ? ent : NULL, steps[i].entlen,
-                         steps[i].adinlen != 0 ? adin : NULL,
-                         steps[i].adinlen, what)
-              && rig_generate(&r, steps[i].n, 0, NULL, 0, what), "%s", what);
+                 "adin %zu, pred_res %d, then %zu bytes", i, st->ent,
+                 st->adin, st->pr, st->n);
+        fill(ent_buf, st->ent, (unsigned int)i + 80);
+        fill(adin_buf, st->adin, (unsigned int)i + 90);
+        tu_ok(rig_reseed(&r, st->pr, st->ent != 0 ? ent_buf : NULL, st->ent,
+                         st->adin != 0 ? adin_buf : NULL, st->adin, what)
+              && rig_generate(&r, st->n, 0, NULL, 0, what), "%s", what);
     }
     rig_free(&r);
 }
 
 /*
  * reseed_requests = 3: three provider calls per seed, the fourth reseeds
- * first.  Zero-length EVP requests never reach the provider, so they count
- * for nothing; a 2.5 MiB request is three provider calls.
+ * first (the scenario's comment counts the calls).
  */
 static void test_reseed_requests(const unsigned char *seed)
 {
-    static const size_t lens[] = {
-        10, 0, 20, 30, 40, 0, 0, 50, 60, 70, 80, 2621440, 5, 6, 7, 8
-    };
-    /* calls: 10 20 30 | 40 50 60 | 70 80 1M | 1M 0.5M 5 | 6 7 8 */
+    const struct scenario *sc = scenario("reseed-requests");
     const unsigned int want_reseeds = 4;
     unsigned char adin[3] = { 1, 2, 3 };
     unsigned int u = 0;
@@ -858,18 +668,18 @@ static void test_reseed_requests(const unsigned char *seed)
     size_t i;
     int ok = 1;
 
-    if (!rig_new(&r, seed, NULL, 0, "reseed_requests"))
+    if (sc == NULL || !rig_new(&r, seed, NULL, 0, "reseed_requests"))
         return;
-    ok = set_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, 3)
-         && get_uint_param(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
+    ok = pu_set_uint(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, 3)
+         && pu_get_uint(r.drbg, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
     tu_ok(ok && u == 3, "reseed_requests set to 3 reads back %u", u);
     r.m.reseed_requests = 3;
     ok = 1;
-    for (i = 0; i < sizeof(lens) / sizeof(lens[0]) && ok; i++) {
+    for (i = 0; i < sc->nsteps && ok; i++) {
         snprintf(what, sizeof(what), "reseed_requests=3 step %zu (%zu bytes)",
-                 i, lens[i]);
+                 i, sc->step[i].n);
         /* adin on odd steps: a reseed must absorb it once, after E */
-        ok = rig_generate(&r, lens[i], 0, i % 2 ? adin : NULL,
+        ok = rig_generate(&r, sc->step[i].n, 0, i % 2 ? adin : NULL,
                           i % 2 ? sizeof(adin) : 0, what);
     }
     tu_ok(ok, "reseed_requests=3: %zu requests match the model", i);
@@ -894,7 +704,7 @@ static void test_16mib(const unsigned char *seed)
         return;
     for (i = 1; i <= 17 && ok; i++) {
         snprintf(what, sizeof(what), "16 MiB: call %d of 1 MiB", i);
-        ok = rig_generate(&r, MAX_REQUEST, 0, NULL, 0, what);
+        ok = rig_generate(&r, MODEL_MAX_REQUEST, 0, NULL, 0, what);
         if (ok && i == 16 && r.m.seeds != r.seeds0) {
             tu_diag("16 MiB: the model reseeded before call 17");
             ok = 0;
@@ -968,24 +778,6 @@ static void kat_clear(struct kat *k)
     memset(k, 0, sizeof(*k));
 }
 
-static FILE *open_vectors(char *path, size_t pathlen)
-{
-    const char *env = getenv("CHACHARNG_TEST_VECTORS");
-    const char *srcdir = getenv("srcdir");
-    FILE *f;
-
-    if (env != NULL) {
-        /* told where they are: look nowhere else */
-        snprintf(path, pathlen, "%s/%s", env, VECTORS_FILE);
-        return fopen(path, "r");
-    }
-    snprintf(path, pathlen, "test/vectors/%s", VECTORS_FILE);
-    if ((f = fopen(path, "r")) != NULL || srcdir == NULL)
-        return f;
-    snprintf(path, pathlen, "%s/test/vectors/%s", srcdir, VECTORS_FILE);
-    return fopen(path, "r");
-}
-
 static int parse_requests(struct kat *k, const char *v)
 {
     const char *s = v;
@@ -1001,7 +793,7 @@ static int parse_requests(struct kat *k, const char *v)
             return 0;
         errno = 0;
         n = strtoull(s, &end, 10);
-        if (errno != 0 || n > 64 * MAX_REQUEST)
+        if (errno != 0 || n > 64 * MODEL_MAX_REQUEST)
             return 0;
         k->req = realloc(k->req, (k->nreq + 1) * sizeof(*k->req));
         if (k->req == NULL)
@@ -1021,16 +813,16 @@ static int kat_set(struct kat *k, const char *key, const char *v)
         return k->name != NULL;
     }
     if (strcmp(key, "seed") == 0)
-        return hex_decode(v, &k->seed, &k->seedlen) && k->seedlen == SEED_LEN;
+        return tu_unhex_alloc(v, &k->seed, &k->seedlen) && k->seedlen == MODEL_SEED_LEN;
     if (strcmp(key, "pers") == 0)
-        return hex_decode(v, &k->pers, &k->perslen);
+        return tu_unhex_alloc(v, &k->pers, &k->perslen);
     if (strcmp(key, "adin") == 0)
-        return hex_decode(v, &k->adin, &k->adinlen);
+        return tu_unhex_alloc(v, &k->adin, &k->adinlen);
     if (strcmp(key, "requests") == 0)
         return parse_requests(k, v);
     if (strcmp(key, "output") == 0) {
         k->have_output = 1;
-        return hex_decode(v, &k->output, &k->outputlen);
+        return tu_unhex_alloc(v, &k->output, &k->outputlen);
     }
     return 0;
 }
@@ -1055,16 +847,16 @@ static void kat_run(struct kat *k)
         return;
     }
     last = k->req[k->nreq - 1];
-    shown = min_size(last, 64);
+    shown = tu_min_size(last, 64);
     for (i = 0; i < k->nreq; i++)
         longest = k->req[i] > longest ? k->req[i] : longest;
 
     /* the model alone, from the file's inputs */
-    if (!model_init(&m, k->seed)) {
+    if (!model_init(&m, chacha20, k->seed)) {
         tu_ok(0, "vector %s: model", name);
         return;
     }
-    want = xmalloc(longest);
+    want = tu_xmalloc(longest);
     model_instantiate(&m, k->pers, k->perslen);
     for (i = 0; i < k->nreq; i++)
         model_evp_generate(&m, want, k->req[i], 0, k->adin, k->adinlen);
@@ -1080,12 +872,12 @@ static void kat_run(struct kat *k)
 
     /* the provider, through the same path as every other test */
     if (rig_new(&r, k->seed, k->pers, k->perslen, name)) {
-        got = xmalloc(longest);
+        got = tu_xmalloc(longest);
         ok = 1;
         for (i = 0; i < k->nreq && ok; i++) {
-            if (!EVP_RAND_generate(r.drbg, got, k->req[i], STRENGTH, 0,
+            if (!EVP_RAND_generate(r.drbg, got, k->req[i], MODEL_STRENGTH, 0,
                                    k->adin, k->adinlen)) {
-                diag_errors();
+                tu_err_print();
                 ok = 0;
             }
         }
@@ -1096,19 +888,6 @@ static void kat_run(struct kat *k)
         rig_free(&r);
     }
     free(want);
-}
-
-static char *trim(char *s)
-{
-    char *e;
-
-    while (*s == ' ' || *s == '\t')
-        s++;
-    e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'
-                     || e[-1] == '\r'))
-        *--e = '\0';
-    return s;
 }
 
 /*
@@ -1126,7 +905,7 @@ static void test_vectors(void)
     FILE *f;
 
     memset(&k, 0, sizeof(k));
-    f = open_vectors(path, sizeof(path));
+    f = open_vectors(KAT_FILE, path, sizeof(path));
     if (!tu_ok(f != NULL, "vectors file %s opens", path))
         return;
     for (;;) {
@@ -1168,30 +947,21 @@ static void test_vectors(void)
 
 static void body(void)
 {
-    unsigned char seed_a[SEED_LEN], seed_b[SEED_LEN];
+    unsigned char seed_a[MODEL_SEED_LEN], seed_b[MODEL_SEED_LEN];
 
-    hex_fixed(seed_a_hex, seed_a, SEED_LEN);
-    hex_fixed(seed_b_hex, seed_b, SEED_LEN);
+    tu_unhex(seed_a, MODEL_SEED_LEN, seed_a_hex);
+    tu_unhex(seed_b, MODEL_SEED_LEN, seed_b_hex);
 
-    libctx = OSSL_LIB_CTX_new();
-    if (!tu_ok(libctx != NULL, "library context"))
+    if (!tu_ok(pu_env_init(&env), "library context with providers default "
+               "and chacharng, TEST-RAND and CHACHA20-DRBG fetched"))
         return;
-    prov_default = OSSL_PROVIDER_load(libctx, "default");
-    prov_chacharng = OSSL_PROVIDER_load(libctx, "chacharng");
-    if (!tu_ok(prov_default != NULL && prov_chacharng != NULL,
-               "load providers default and chacharng")) {
-        diag_errors();
-        goto end;
-    }
-    chacha20 = EVP_CIPHER_fetch(libctx, "ChaCha20", "provider=default");
-    test_rand = EVP_RAND_fetch(libctx, "TEST-RAND", "provider=default");
-    drbg_rand = EVP_RAND_fetch(libctx, "CHACHA20-DRBG", "provider=chacharng");
-    if (!tu_ok(chacha20 != NULL && test_rand != NULL && drbg_rand != NULL,
-               "fetch ChaCha20, TEST-RAND and CHACHA20-DRBG")) {
-        diag_errors();
+    chacha20 = EVP_CIPHER_fetch(env.libctx, "ChaCha20", "provider=default");
+    if (!tu_ok(chacha20 != NULL, "fetch ChaCha20 from the default provider")) {
+        tu_err_print();
         goto end;
     }
 
+    scenarios_load();
     test_model_cipher();
     test_params(seed_a);
     test_instantiate(seed_a, "A");
@@ -1206,19 +976,12 @@ static void body(void)
     test_16mib(seed_a);
     test_split(seed_b);
     test_vectors();
+    scenarios_free();
 
  end:
-    EVP_RAND_free(drbg_rand);
-    EVP_RAND_free(test_rand);
     EVP_CIPHER_free(chacha20);
-    OSSL_PROVIDER_unload(prov_chacharng);
-    OSSL_PROVIDER_unload(prov_default);
-    OSSL_LIB_CTX_free(libctx);
-    drbg_rand = NULL;
-    test_rand = NULL;
     chacha20 = NULL;
-    prov_chacharng = prov_default = NULL;
-    libctx = NULL;
+    pu_env_free(&env);
 }
 
 int main(void)

@@ -31,13 +31,10 @@
 #include <openssl/err.h>
 #include <openssl/params.h>
 
+#include "errq.h"
 #include "interpose.h"
 #include "provutil.h"
 #include "testutil.h"
-
-#ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
-#define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
-#endif
 
 #define KMIX "kernel_mix"
 #define KMIX_FAILURES "kernel_mix_failures"
@@ -52,14 +49,7 @@
 /* Drain the error queue; 1 if some entry's detail text contains |text|. */
 static int err_text_has(const char *text)
 {
-    const char *data;
-    unsigned long e;
-    int flags, found = 0;
-
-    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0)
-        if ((flags & ERR_TXT_STRING) && strstr(data, text) != NULL)
-            found = 1;
-    return found;
+    return tu_err_find(NULL, NULL, text, TU_ERR_QUIET);
 }
 
 static int mix_of(EVP_RAND_CTX *ctx)
@@ -433,10 +423,8 @@ static void test_counts(struct pu_env *env)
 }
 
 /* The random-provider entry point, captured from an add_builtin load. */
-typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
-                            unsigned int strength);
 static OSSL_provider_init_fn *real_init;
-static random_bytes_fn *random_bytes;
+static chacharng_random_bytes_fn *random_bytes;
 static void *random_provctx;
 
 static int capture_init(const OSSL_CORE_HANDLE *handle,
@@ -450,7 +438,7 @@ static int capture_init(const OSSL_CORE_HANDLE *handle,
     random_bytes = NULL;
     for (d = *out; d->function_id != 0; d++)
         if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            random_bytes = (random_bytes_fn *)d->function;
+            random_bytes = (chacharng_random_bytes_fn *)d->function;
     random_provctx = *provctx;
     return 1;
 }

@@ -36,10 +36,12 @@
 
 #include "chacha.h"
 #include "chacha_drbg.h"
+#include "errq.h"
+#include "records.h"
 #include "secpage.h"
 #include "testutil.h"
 
-#define REC 16           /* outputs are compared in 16-byte blocks */
+#define REC TU_REC /* outputs are compared record by record */
 #define NTHREADS 8
 #define NCALLS 400       /* per thread; lengths 16..64 */
 #define NKIDS 16         /* forked children per fork test */
@@ -53,64 +55,6 @@ static int have_wf;      /* the kernel honours MADV_WIPEONFORK */
 static long gen_bytes;   /* mapped bytes of one generator */
 
 /* ------------------------------------------------------------------------
- * Records: every 16-byte block drawn, checked for repeats at the end.
- * ------------------------------------------------------------------------ */
-
-struct recs {
-    unsigned char *p;
-    size_t n, cap;
-};
-
-static int recs_add(struct recs *r, const unsigned char *buf, size_t len)
-{
-    size_t k = len / REC;
-
-    if (r->n + k > r->cap) {
-        size_t cap = (r->n + k) * 2 + 64;
-        unsigned char *p = realloc(r->p, cap * REC);
-
-        if (p == NULL)
-            return 0;
-        r->p = p;
-        r->cap = cap;
-    }
-    memcpy(r->p + r->n * REC, buf, k * REC);
-    r->n += k;
-    return 1;
-}
-
-static int rec_cmp(const void *a, const void *b)
-{
-    return memcmp(a, b, REC);
-}
-
-/* 1 if no two records are equal (and none is all zero). */
-static int recs_distinct(struct recs *r, const char *what)
-{
-    static const unsigned char zero[REC];
-    size_t i;
-
-    qsort(r->p, r->n, REC, rec_cmp);
-    for (i = 0; i < r->n; i++) {
-        if (memcmp(r->p + i * REC, zero, REC) == 0) {
-            tu_diag("%s: an all-zero block", what);
-            return 0;
-        }
-        if (i > 0 && memcmp(r->p + i * REC, r->p + (i - 1) * REC, REC) == 0) {
-            tu_diag_hex("repeated block", r->p + i * REC, REC);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static void recs_free(struct recs *r)
-{
-    free(r->p);
-    memset(r, 0, sizeof(*r));
-}
-
-/* ------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------ */
 
@@ -122,38 +66,6 @@ static int draw(OSSL_LIB_CTX *lc, int priv, unsigned char *buf, size_t len)
                     : RAND_bytes(buf, (int)len);
     return priv ? RAND_priv_bytes_ex(lc, buf, len, 0)
                 : RAND_bytes_ex(lc, buf, len, 0);
-}
-
-/* Print the error queue as diagnostics and empty it. */
-static void dump_errors(void)
-{
-    unsigned long e;
-    const char *data;
-    int flags;
-    char msg[256];
-
-    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0) {
-        ERR_error_string_n(e, msg, sizeof(msg));
-        tu_diag("  %s%s%s", msg, (flags & ERR_TXT_STRING) ? ": " : "",
-                (flags & ERR_TXT_STRING) ? data : "");
-    }
-}
-
-/* 1 if the error queue holds a reason containing |needle|; empties it. */
-static int error_says(const char *needle)
-{
-    unsigned long e;
-    const char *data;
-    int flags, found = 0;
-
-    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0) {
-        const char *r = ERR_reason_error_string(e);
-
-        if ((r != NULL && strstr(r, needle) != NULL)
-            || ((flags & ERR_TXT_STRING) && strstr(data, needle) != NULL))
-            found = 1;
-    }
-    return found;
 }
 
 /*
@@ -192,13 +104,6 @@ static long wf_bytes(void)
     return total * 1024;
 }
 
-static const char *expected_impl(void)
-{
-    const char *e = getenv("CHACHARNG_IMPL");
-
-    return e != NULL && *e != '\0' ? e : chacha_impl_best()->name;
-}
-
 static int openssl_at_least(unsigned int major, unsigned int minor)
 {
     return OPENSSL_version_major() > major
@@ -224,7 +129,7 @@ static OSSL_LIB_CTX *ctx_from_config(const char *file)
     if (lc != NULL && OSSL_LIB_CTX_load_config(lc, file))
         return lc;
     tu_diag("cannot load %s into a new library context:", file);
-    dump_errors();
+    tu_err_print();
     OSSL_LIB_CTX_free(lc);
     return NULL;
 }
@@ -264,7 +169,7 @@ static char *temp_config(const char *text)
 struct job {
     OSSL_LIB_CTX *lc;
     unsigned int id;
-    struct recs recs;
+    struct tu_recs recs;
     int failed;
     pthread_barrier_t *hold; /* teardown test: wait twice before exiting */
 };
@@ -279,7 +184,7 @@ static void *draw_many(void *arg)
         size_t len = REC * (1 + (i + j->id) % 4);
 
         if (draw(j->lc, (int)(i & 1), buf, len) != 1
-            || !recs_add(&j->recs, buf, len))
+            || !tu_recs_add(&j->recs, buf, len))
             j->failed++;
     }
     return NULL;
@@ -306,7 +211,7 @@ static void test_threads(OSSL_LIB_CTX *lc, const char *mode)
 {
     struct job jobs[NTHREADS];
     pthread_t th[NTHREADS];
-    struct recs all = { 0 };
+    struct tu_recs all = { 0 };
     unsigned char buf[64];
     int started = 0, failed = 0, i;
 
@@ -321,7 +226,7 @@ static void test_threads(OSSL_LIB_CTX *lc, const char *mode)
     }
     /* the main thread draws at the same time */
     for (i = 0; i < NCALLS; i++) {
-        if (draw(lc, i & 1, buf, sizeof(buf)) != 1 || !recs_add(&all, buf, 64))
+        if (draw(lc, i & 1, buf, sizeof(buf)) != 1 || !tu_recs_add(&all, buf, 64))
             failed++;
     }
     for (i = 0; i < NTHREADS; i++) {
@@ -329,19 +234,19 @@ static void test_threads(OSSL_LIB_CTX *lc, const char *mode)
             continue;
         pthread_join(th[i], NULL);
         failed += jobs[i].failed;
-        if (!recs_add(&all, jobs[i].recs.p, jobs[i].recs.n * REC))
+        if (!tu_recs_add(&all, jobs[i].recs.p, jobs[i].recs.n * REC))
             failed++;
-        recs_free(&jobs[i].recs);
+        tu_recs_free(&jobs[i].recs);
     }
     if (failed)
-        dump_errors();
+        tu_err_print();
     TU_OK(started == NTHREADS && failed == 0,
           "%s: %d threads and the main thread, %d calls each, all succeed",
           mode, NTHREADS, NCALLS);
-    TU_OK(recs_distinct(&all, mode),
+    TU_OK(tu_recs_distinct(&all, mode),
           "%s: no 16-byte block repeats across %zu blocks from %d threads",
           mode, all.n, NTHREADS + 1);
-    recs_free(&all);
+    tu_recs_free(&all);
 }
 
 /*
@@ -380,7 +285,7 @@ static void test_short_threads(OSSL_LIB_CTX *lc, const char *mode)
     }
     after = wf_bytes();
     if (failed)
-        dump_errors();
+        tu_err_print();
     TU_OK(failed == 0 && done >= SHORT_THREADS && before >= 0
               && after == before,
           "%s: %d short-lived threads leave no generator behind "
@@ -399,7 +304,7 @@ static void test_short_threads(OSSL_LIB_CTX *lc, const char *mode)
  */
 static void test_fork(OSSL_LIB_CTX *lc, const char *mode)
 {
-    struct recs all = { 0 };
+    struct tu_recs all = { 0 };
     unsigned char buf[128];
     int k, failed = 0, fds[2];
 
@@ -440,20 +345,20 @@ static void test_fork(OSSL_LIB_CTX *lc, const char *mode)
             failed++;
             continue;
         }
-        if (!recs_add(&all, buf, 128))
+        if (!tu_recs_add(&all, buf, 128))
             failed++;
     }
     if (draw(lc, 0, buf, 64) != 1 || draw(lc, 1, buf + 64, 64) != 1
-        || !recs_add(&all, buf, 128))
+        || !tu_recs_add(&all, buf, 128))
         failed++;
     if (failed)
-        dump_errors();
+        tu_err_print();
     TU_OK(failed == 0, "%s: %d forked children draw 64+64 bytes each", mode,
           NKIDS);
-    TU_OK(failed == 0 && recs_distinct(&all, mode),
+    TU_OK(failed == 0 && tu_recs_distinct(&all, mode),
           "%s: children never repeat each other or the parent after fork",
           mode);
-    recs_free(&all);
+    tu_recs_free(&all);
 }
 
 /* ------------------------------------------------------------------------
@@ -496,15 +401,15 @@ static void test_chain(void)
     TU_OK(is_ours(priv),
           "chain: the private DRBG is CHACHA20-DRBG @ chacharng");
     if (primary == NULL || pub == NULL || priv == NULL) {
-        dump_errors();
+        tu_err_print();
         return;
     }
     p[0] = OSSL_PARAM_construct_utf8_string("impl", impl, sizeof(impl));
     p[1] = OSSL_PARAM_construct_end();
     ok = EVP_RAND_CTX_get_params(primary, p);
-    TU_OK(ok && strcmp(impl, expected_impl()) == 0,
+    TU_OK(ok && strcmp(impl, tu_expected_impl()) == 0,
           "chain: the primary runs the %s kernel (reports '%s')",
-          expected_impl(), impl);
+          tu_expected_impl(), impl);
     TU_OK(RAND_status() == 1, "chain: RAND_status() is 1");
 
     ok = RAND_bytes(buf, 16) == 1 && RAND_priv_bytes(buf, 16) == 1
@@ -533,7 +438,7 @@ static void test_chain(void)
           "chain: the private DRBG follows its parent, the primary "
           "(reseed_counter %u -> %u)", c_priv[1], c_priv[2]);
     if (!ok)
-        dump_errors();
+        tu_err_print();
 }
 
 static void part_chain(void)
@@ -549,7 +454,7 @@ static void part_chain(void)
     OPENSSL_INIT_free(set);
     if (!TU_OK(ok,
                "chain: openssl.cnf.sample loads (config_diagnostics = 1)")) {
-        dump_errors();
+        tu_err_print();
         free(sample);
         return;
     }
@@ -622,25 +527,29 @@ static void test_requests(OSSL_LIB_CTX *lc)
 {
     unsigned char buf[32];
     unsigned char *big = malloc(BIG);
-    struct recs r = { 0 };
+    struct tu_recs r = { 0 };
     int ok;
 
     ERR_clear_error();
     TU_OK(RAND_bytes_ex(lc, buf, sizeof(buf), 256) == 1,
           "random provider: strength 256 is served");
     ok = RAND_bytes_ex(lc, buf, sizeof(buf), 257) == 1;
-    TU_OK(!ok && error_says("strength"),
+    TU_OK(!ok
+              && tu_err_find(NULL, "strength", NULL,
+                             TU_ERR_EITHER | TU_ERR_QUIET),
           "random provider: strength 257 is refused with chacharng's error");
     ok = RAND_priv_bytes_ex(lc, buf, sizeof(buf), 257) == 1;
-    TU_OK(!ok && error_says("strength"),
+    TU_OK(!ok
+              && tu_err_find(NULL, "strength", NULL,
+                             TU_ERR_EITHER | TU_ERR_QUIET),
           "random provider: RAND_priv_bytes refuses strength 257 too");
 
     ok = big != NULL && RAND_bytes_ex(lc, big, BIG, 0) == 1
-         && recs_add(&r, big, BIG);
-    TU_OK(ok && recs_distinct(&r, "big request"),
+         && tu_recs_add(&r, big, BIG);
+    TU_OK(ok && tu_recs_distinct(&r, "big request"),
           "random provider: a %zu-byte request (3 pieces of max_request and "
           "a tail) has no repeated or zero block", (size_t)BIG);
-    recs_free(&r);
+    tu_recs_free(&r);
     free(big);
 }
 
@@ -739,7 +648,7 @@ static void test_only_random_provider(void)
     TU_OK(ok, "random provider: with only chacharng loaded and only "
               "random_provider set, RAND_bytes and RAND_priv_bytes work");
     if (!ok)
-        dump_errors();
+        tu_err_print();
     ERR_set_mark();
     ctr = lc != NULL ? EVP_RAND_fetch(lc, "CTR-DRBG", NULL) : NULL;
     TU_OK(lc != NULL && ctr == NULL,
@@ -783,7 +692,7 @@ static void test_set1_random_provider(void)
             && RAND_bytes_ex(lc, a, sizeof(a), 0) == 1
             && RAND_priv_bytes_ex(lc, a, sizeof(a), 0) == 1;
     if (!after)
-        dump_errors();
+        tu_err_print();
     TU_OK(p != NULL && !before && after,
           "random provider: RAND_set1_random_provider turns a context with "
           "only chacharng loaded from no RAND_bytes (%d) to a working one "

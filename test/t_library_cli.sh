@@ -43,58 +43,8 @@ trap 'exit 1' HUP INT TERM
 # ------------------------------------------------------------------------
 # shellcheck source=test/tap.sh
 . "$abs_top_srcdir/test/tap.sh"
-why=
-
-diag() {
-    printf '%s\n' "$@" | sed 's/^/# /'
-}
-
-# Show the start of a file as diagnostics.
-show() {
-    if [ -s "$1" ]; then
-        sed -n '1,12s/^/#   /p' "$1"
-    else
-        echo "#   (empty)"
-    fi
-}
-
-# check DESC: one test point from the status of the command just before;
-# on failure print $why and the last run's output.
-check() {
-    local st=$?
-
-    if [ "$st" -eq 0 ]; then
-        ok "$1"
-    else
-        not_ok "$1"
-        [ -n "$why" ] && diag "$why"
-        diag "exit status $rc; stdout:"
-        show "$tmp/$last.out"
-        diag "stderr:"
-        show "$tmp/$last.err"
-    fi
-    why=
-}
-
-# run TAG CONFIG [VAR=VALUE...] -- ARG...: openssl ARG... with OPENSSL_CONF
-# set to CONFIG; output in $tmp/TAG.out/.err, status in $rc.
-rc=0
-last=
-run() {
-    local tag=$1 cnf=$2
-    local -a envs=()
-
-    shift 2
-    while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-        envs+=("$1")
-        shift
-    done
-    shift
-    last=$tag
-    env OPENSSL_CONF="$cnf" ${envs[@]+"${envs[@]}"} \
-        timeout 60 "${ossl_cmd[@]}" "$@" >"$tmp/$tag.out" 2>"$tmp/$tag.err"
-    rc=$?
-}
+# run (test/tap.sh) runs openssl, given at most a minute
+run_prefix=(timeout 60 "${ossl_cmd[@]}")
 
 succeeded() {
     [ "$rc" -eq 0 ] || { why="expected success"; return 1; }
@@ -121,7 +71,7 @@ count() {
 # What are we testing?
 # ------------------------------------------------------------------------
 : >"$tmp/empty.cnf"
-run version "$tmp/empty.cnf" -- version
+run version OPENSSL_CONF="$tmp/empty.cnf" -- version
 ver=$(sed -n 's/^OpenSSL \([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p' \
     "$tmp/version.out")
 read -r major minor <<<"${ver:-0 0}"
@@ -201,48 +151,48 @@ tls() {
 whole_library() {
     local cnf=$1 label=$2
 
-    run "$label-inst" "$cnf" -- list -random-instances
+    run "$label-inst" OPENSSL_CONF="$cnf" -- list -random-instances
     succeeded && count "$label-inst" '^[ \t]+CHACHA20-DRBG @ chacharng$' 3 &&
         has "$label-inst" out '^primary:$' &&
         has "$label-inst" out '^public:$' &&
         has "$label-inst" out '^private:$'
-    check "$label: list -random-instances shows CHACHA20-DRBG @ chacharng three times (primary, public, private)"
+    verdict "$label: list -random-instances shows CHACHA20-DRBG @ chacharng three times (primary, public, private)"
 
-    run "$label-rand1" "$cnf" -- rand -hex 32
+    run "$label-rand1" OPENSSL_CONF="$cnf" -- rand -hex 32
     cp "$tmp/$label-rand1.out" "$tmp/$label-rand1.keep"
-    run "$label-rand2" "$cnf" -- rand -hex 32
+    run "$label-rand2" OPENSSL_CONF="$cnf" -- rand -hex 32
     succeeded && grep -Eqx '[0-9a-f]{64}' "$tmp/$label-rand2.out" &&
         grep -Eqx '[0-9a-f]{64}' "$tmp/$label-rand1.keep" &&
         ! cmp -s "$tmp/$label-rand1.keep" "$tmp/$label-rand2.out"
-    check "$label: openssl rand -hex 32 twice: 64 hex digits, different each time"
+    verdict "$label: openssl rand -hex 32 twice: 64 hex digits, different each time"
 
-    run "$label-ec" "$cnf" -- genpkey -algorithm EC \
+    run "$label-ec" OPENSSL_CONF="$cnf" -- genpkey -algorithm EC \
         -pkeyopt ec_paramgen_curve:P-256 -out "$tmp/$label-ec.pem"
-    succeeded && run "$label-ecchk" "$cnf" -- pkey -in "$tmp/$label-ec.pem" \
+    succeeded && run "$label-ecchk" OPENSSL_CONF="$cnf" -- pkey -in "$tmp/$label-ec.pem" \
         -noout -check && succeeded && has "$label-ecchk" out "valid"
-    check "$label: genpkey EC P-256, and pkey -check finds the key valid"
+    verdict "$label: genpkey EC P-256, and pkey -check finds the key valid"
 
-    run "$label-rsa" "$cnf" -- genpkey -algorithm RSA \
+    run "$label-rsa" OPENSSL_CONF="$cnf" -- genpkey -algorithm RSA \
         -pkeyopt rsa_keygen_bits:2048 -out "$tmp/$label-rsa.pem"
-    succeeded && run "$label-rsachk" "$cnf" -- pkey -in "$tmp/$label-rsa.pem" \
+    succeeded && run "$label-rsachk" OPENSSL_CONF="$cnf" -- pkey -in "$tmp/$label-rsa.pem" \
         -noout -check && succeeded && has "$label-rsachk" out "valid"
-    check "$label: genpkey RSA 2048, and pkey -check finds the key valid"
+    verdict "$label: genpkey RSA 2048, and pkey -check finds the key valid"
 
-    run "$label-ed" "$cnf" -- genpkey -algorithm ED25519 \
+    run "$label-ed" OPENSSL_CONF="$cnf" -- genpkey -algorithm ED25519 \
         -out "$tmp/$label-ed.pem"
-    succeeded && run "$label-edtxt" "$cnf" -- pkey -in "$tmp/$label-ed.pem" \
+    succeeded && run "$label-edtxt" OPENSSL_CONF="$cnf" -- pkey -in "$tmp/$label-ed.pem" \
         -noout -text && succeeded && has "$label-edtxt" out "ED25519"
-    check "$label: genpkey ED25519"
+    verdict "$label: genpkey ED25519"
 
-    run "$label-req" "$cnf" -- req -x509 -new -key "$tmp/$label-ec.pem" \
+    run "$label-req" OPENSSL_CONF="$cnf" -- req -x509 -new -key "$tmp/$label-ec.pem" \
         -subj "/CN=127.0.0.1" -days 2 -out "$tmp/$label-cert.pem"
-    succeeded && run "$label-verify" "$cnf" -- verify \
+    succeeded && run "$label-verify" OPENSSL_CONF="$cnf" -- verify \
         -CAfile "$tmp/$label-cert.pem" "$tmp/$label-cert.pem" &&
         succeeded && has "$label-verify" out ": OK$"
-    check "$label: req -x509 makes a self-signed certificate that verifies"
+    verdict "$label: req -x509 makes a self-signed certificate that verifies"
 
     tls "$cnf" "$label"
-    check "$label: TLS 1.3 handshake between s_server and s_client on 127.0.0.1, the server's page comes back"
+    verdict "$label: TLS 1.3 handshake between s_server and s_client on 127.0.0.1, the server's page comes back"
 }
 
 whole_library "$sample" "openssl.cnf.sample"
@@ -274,9 +224,9 @@ awk '/^random = chacharng_random_sect$/ { held = $0; next }
 if [ -z "$has_rp" ]; then
     # 3.0-3.4 know no random_provider key: the sample must be refused
     # loudly (config_diagnostics), which is why it is a separate file.
-    run rp-old "$rp_sample" -- rand -hex 16
+    run rp-old OPENSSL_CONF="$rp_sample" -- rand -hex 16
     failed && has rp-old err "random_provider|unknown name"
-    check "openssl-random-provider.cnf.sample is refused by OpenSSL $major.$minor (unknown random_provider key)"
+    verdict "openssl-random-provider.cnf.sample is refused by OpenSSL $major.$minor (unknown random_provider key)"
     for what in "list -random-instances" "rand" "genpkey EC" "genpkey RSA" \
         "genpkey ED25519" "req -x509" "TLS 1.3" \
         "random_bytes path in use" "only random_provider: rand works" \
@@ -288,31 +238,31 @@ else
     skip "refusal of the random-provider sample: OpenSSL $major.$minor knows random_provider"
     whole_library "$rp_sample" "random-provider"
 
-    run rp-dbg "$rp_sample" CHACHARNG_DEBUG=1 -- rand -hex 16
+    run rp-dbg OPENSSL_CONF="$rp_sample" CHACHARNG_DEBUG=1 -- rand -hex 16
     succeeded && has rp-dbg err "^chacharng: random provider path in use$"
-    check "random-provider sample: rand goes through chacharng's random_bytes (debug line)"
+    verdict "random-provider sample: rand goes through chacharng's random_bytes (debug line)"
 
-    run only "$tmp/only.cnf" CHACHARNG_DEBUG=1 -- rand -hex 16
+    run only OPENSSL_CONF="$tmp/only.cnf" CHACHARNG_DEBUG=1 -- rand -hex 16
     succeeded && grep -Eqx '[0-9a-f]{32}' "$tmp/only.out" &&
         has only err "^chacharng: random provider path in use$"
-    check "only chacharng active, only random_provider set (no DRBG exists): rand works"
+    verdict "only chacharng active, only random_provider set (no DRBG exists): rand works"
 
-    run only-bogus "$tmp/only.cnf" CHACHARNG_IMPL=nosuch-kernel -- rand -hex 16
+    run only-bogus OPENSSL_CONF="$tmp/only.cnf" CHACHARNG_IMPL=nosuch-kernel -- rand -hex 16
     failed && [ ! -s "$tmp/only-bogus.out" ]
-    check "the same config with chacharng failing to load: rand fails, prints nothing"
+    verdict "the same config with chacharng failing to load: rand fails, prints nothing"
 
-    run none "$tmp/none.cnf" -- rand -hex 16
+    run none OPENSSL_CONF="$tmp/none.cnf" -- rand -hex 16
     failed && [ ! -s "$tmp/none.out" ]
-    check "the same config without random_provider: rand fails (the bytes above were ours)"
+    verdict "the same config without random_provider: rand fails (the bytes above were ours)"
 
     # The order of [openssl_init] (see the sample): report what this
     # version does with random after providers, without judging it.
-    run swapped "$tmp/swapped.cnf" -- rand -hex 16
+    run swapped OPENSSL_CONF="$tmp/swapped.cnf" -- rand -hex 16
     if [ "$rc" -eq 0 ]; then
         diag "random after providers: rand works on OpenSSL $major.$minor"
     else
         diag "random after providers: rand fails on OpenSSL $major.$minor:"
-        show "$tmp/swapped.err"
+        show_file "$tmp/swapped.err"
     fi
 fi
 
@@ -323,7 +273,7 @@ fi
 # part meant for merging, appended to a copy of the system file, works
 # there without including itself.
 # ------------------------------------------------------------------------
-run osdir "$tmp/empty.cnf" -- version -d
+run osdir OPENSSL_CONF="$tmp/empty.cnf" -- version -d
 sysdir=$(sed -n 's/^OPENSSLDIR: "\(.*\)"$/\1/p' "$tmp/osdir.out")
 syscnf=$sysdir/openssl.cnf
 
@@ -339,46 +289,46 @@ keeps_system() {
     local cnf=$1 label=$2 want got list
 
     grep -qxF ".include $syscnf" "$cnf"
-    check "$label: includes $syscnf, the file openssl version -d names"
+    verdict "$label: includes $syscnf, the file openssl version -d names"
 
-    run "$label-sysca" "$syscnf" -- req -x509 -new -key "$tmp/ks-ca.pem" \
+    run "$label-sysca" OPENSSL_CONF="$syscnf" -- req -x509 -new -key "$tmp/ks-ca.pem" \
         -subj "/CN=chacharng test CA" -days 2 -out "$tmp/$label-sysca.pem"
     want=$(extensions "$label-sysca")
     list=$(echo "$want" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
-    run "$label-ca" "$cnf" -- req -x509 -new -key "$tmp/ks-ca.pem" \
+    run "$label-ca" OPENSSL_CONF="$cnf" -- req -x509 -new -key "$tmp/ks-ca.pem" \
         -subj "/CN=chacharng test CA" -days 2 -out "$tmp/$label-ca.pem"
     got=$(extensions "$label-ca")
     if ! succeeded || [ -z "$got" ] || [ "$got" != "$want" ]; then
         why="extensions with the sample: ${got:-none}; with the system file: ${want:-none}"
         false
     fi
-    check "$label: req -x509 gives the system file's extensions (${list:-none})"
+    verdict "$label: req -x509 gives the system file's extensions (${list:-none})"
 
-    run "$label-csr" "$cnf" -- req -new -key "$tmp/ks-leaf.pem" \
+    run "$label-csr" OPENSSL_CONF="$cnf" -- req -new -key "$tmp/ks-leaf.pem" \
         -subj "/CN=leaf.example" -out "$tmp/$label-leaf.csr" &&
-        run "$label-sign" "$cnf" -- x509 -req -in "$tmp/$label-leaf.csr" \
+        run "$label-sign" OPENSSL_CONF="$cnf" -- x509 -req -in "$tmp/$label-leaf.csr" \
             -CA "$tmp/$label-ca.pem" -CAkey "$tmp/ks-ca.pem" -days 1 \
             -extfile "$tmp/leaf-ext.cnf" -out "$tmp/$label-leaf.pem" &&
-        run "$label-leafv" "$cnf" -- verify -CAfile "$tmp/$label-ca.pem" \
+        run "$label-leafv" OPENSSL_CONF="$cnf" -- verify -CAfile "$tmp/$label-ca.pem" \
             "$tmp/$label-leaf.pem"
     succeeded && has "$label-leafv" out ": OK$"
-    check "$label: a leaf signed by that CA verifies"
+    verdict "$label: a leaf signed by that CA verifies"
 
     # the merge: the system file, then the sample from its marker on
     cp "$syscnf" "$tmp/$label-merged.cnf" &&
         sed -n '/^# ---- chacharng: merge from here/,$p' "$cnf" \
             >>"$tmp/$label-merged.cnf"
-    run "$label-minst" "$tmp/$label-merged.cnf" -- list -random-instances
+    run "$label-minst" OPENSSL_CONF="$tmp/$label-merged.cnf" -- list -random-instances
     succeeded && count "$label-minst" '^[ \t]+CHACHA20-DRBG @ chacharng$' 3 &&
         ! grep -q "^\.include.*$(basename "$syscnf")" "$tmp/$label-merged.cnf"
-    check "$label: its merge part appended to the system file: CHACHA20-DRBG three times, no include of itself"
+    verdict "$label: its merge part appended to the system file: CHACHA20-DRBG three times, no include of itself"
 
-    run "$label-mca" "$tmp/$label-merged.cnf" -- req -x509 -new \
+    run "$label-mca" OPENSSL_CONF="$tmp/$label-merged.cnf" -- req -x509 -new \
         -key "$tmp/ks-ca.pem" -subj "/CN=chacharng test CA" -days 2 \
         -out "$tmp/$label-mca.pem"
     got=$(extensions "$label-mca")
     succeeded && [ "$got" = "$want" ]
-    check "$label: the merged system file keeps its req -x509 extensions"
+    verdict "$label: the merged system file keeps its req -x509 extensions"
 }
 
 if [ -z "$sysdir" ] || [ ! -r "$syscnf" ]; then
@@ -390,17 +340,17 @@ else
     # a leaf as a server's: v3, not a CA, with a name
     printf '%s\n' 'basicConstraints = CA:FALSE' \
         'subjectAltName = DNS:leaf.example' >"$tmp/leaf-ext.cnf"
-    run ks-ca "$tmp/empty.cnf" -- genpkey -algorithm EC \
+    run ks-ca OPENSSL_CONF="$tmp/empty.cnf" -- genpkey -algorithm EC \
         -pkeyopt ec_paramgen_curve:P-256 -out "$tmp/ks-ca.pem"
-    run ks-leaf "$tmp/empty.cnf" -- genpkey -algorithm EC \
+    run ks-leaf OPENSSL_CONF="$tmp/empty.cnf" -- genpkey -algorithm EC \
         -pkeyopt ec_paramgen_curve:P-256 -out "$tmp/ks-leaf.pem"
     keeps_system "$sample" "openssl.cnf.sample"
     if [ -n "$has_rp" ]; then
         keeps_system "$rp_sample" "random-provider sample"
-        run rp-mdbg "$tmp/random-provider sample-merged.cnf" \
+        run rp-mdbg OPENSSL_CONF="$tmp/random-provider sample-merged.cnf" \
             CHACHARNG_DEBUG=1 -- rand -hex 16
         succeeded && has rp-mdbg err "^chacharng: random provider path in use$"
-        check "random-provider merge part in the system file: random before providers holds, rand goes through random_bytes"
+        verdict "random-provider merge part in the system file: random before providers holds, rand goes through random_bytes"
     else
         for what in include extensions leaf merge merge-ext merge-rp; do
             skip "random-provider sample keeps the system config ($what): $no_rp"

@@ -28,6 +28,7 @@
 #include <openssl/provider.h>
 
 #include "chacha.h"
+#include "errq.h"
 #include "provutil.h"
 #include "testutil.h"
 
@@ -494,34 +495,10 @@ static void test_null_inputs(void)
 #define REQUESTS OSSL_DRBG_PARAM_RESEED_REQUESTS
 #define INTERVAL OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL
 
-/*
- * Drain the error queue; 1 if it held a chacharng error whose reason text
- * is |reason|.  Prints the queue when it did not.
- */
+/* Drain the error queue; 1 if it held a chacharng error with reason |reason|. */
 static int err_reason_is(const char *reason)
 {
-    unsigned long e;
-    const char *data;
-    int flags, found = 0;
-    char text[256], all[1024] = "";
-
-    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0) {
-        const char *lib = ERR_lib_error_string(e);
-        const char *why = ERR_reason_error_string(e);
-        size_t used = strlen(all);
-
-        if (lib != NULL && strcmp(lib, PU_PROVIDER) == 0 && why != NULL
-            && strcmp(why, reason) == 0)
-            found = 1;
-        ERR_error_string_n(e, text, sizeof(text));
-        snprintf(all + used, sizeof(all) - used, " [%s%s%s]", text,
-                 (flags & ERR_TXT_STRING) && data != NULL ? ": " : "",
-                 (flags & ERR_TXT_STRING) && data != NULL ? data : "");
-    }
-    if (!found)
-        tu_diag("wanted \"%s\", the queue held:%s", reason,
-                all[0] != '\0' ? all : " nothing");
-    return found;
+    return tu_err_find(PU_PROVIDER, reason, NULL, TU_ERR_EXACT);
 }
 
 /*
@@ -796,7 +773,7 @@ static void test_bad_numbers(struct guard *g)
  */
 static void test_bad_impl(struct guard *g)
 {
-    const char *cur = pu_expected_impl(), *to = other_impl(cur);
+    const char *cur = tu_expected_impl(), *to = other_impl(cur);
     size_t tolen = strlen(to);
     char buf[32], *nullp = NULL, *ptr = buf, what[128];
     unsigned int num = 1;
@@ -1105,7 +1082,7 @@ static void test_bad_get_params(void)
     for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++)
         check_get_number(get_ctx, ctx, numbers[i].key, numbers[i].type,
                          numbers[i].size);
-    check_get_string(get_ctx, ctx, "impl", pu_expected_impl());
+    check_get_string(get_ctx, ctx, "impl", tu_expected_impl());
     EVP_RAND_CTX_free(ctx);
 
     check_get_number(get_prov, env.prov, OSSL_PROV_PARAM_STATUS,

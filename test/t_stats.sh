@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# Statistical batteries on the raw CHACHA20-DRBG output stream (test/rawout),
+# Statistical batteries on the raw CHACHA20-DRBG output stream (tools/rawout),
 # once per kernel the build and CPU have (or only CHACHARNG_IMPL when set):
 #
 #  - rngtest (FIPS 140-2) on 2000 blocks of 20000 bits.  A true random
@@ -14,32 +14,25 @@
 #    results, so a WEAK test is run again on fresh output, up to twice;
 #    WEAK three times in a row fails (chance 1e-6 per result).
 #
-# The full `dieharder -a` is `make check-stats` (test/check-stats.sh).
+# The full `dieharder -a` is `make check-stats` (tools/check-stats.sh).
 # Prints TAP; a missing tool or a sanitizer build reports skips, not passes.
 
 set -u
 
-: "${abs_top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${abs_top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${abs_top_builddir:=$abs_top_srcdir}"
 : "${OPENSSL_MODULES:=$abs_top_builddir/.libs}"
 export OPENSSL_MODULES
 unset CHACHARNG_DEBUG
 
-rawout=$abs_top_builddir/test/rawout
+rawout=$abs_top_builddir/tools/rawout
 blocks=2000
 max_fips_failures=8
 dieharder_tests="0 4 8 15 100 205"
 limit=180 # seconds per battery run; a slow machine fails loudly, not hangs
 
-points=0
-failures=0
-ok() { points=$((points + 1)); echo "ok $points - $*"; }
-not_ok() {
-    points=$((points + 1))
-    failures=$((failures + 1))
-    echo "not ok $points - $*"
-}
-skip() { points=$((points + 1)); echo "ok $points - # SKIP $*"; }
-diag() { sed 's/^/# /'; }
+# shellcheck source=test/tap.sh
+. "$abs_top_srcdir/test/tap.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/chacharng-stats.XXXXXX") || {
     echo "Bail out! cannot create a temporary directory"

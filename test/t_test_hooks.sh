@@ -21,12 +21,6 @@ module=$abs_top_builddir/.libs/chacharng.so
 testing=$abs_top_builddir/.libs/libchacha_testing.a
 hooks='chacha_secpage_force_mode|chacha_secpage_fail_next|forced_mode|fail_next'
 
-finish() {
-    echo "1..$points"
-    [ "$failures" -eq 0 ]
-    exit
-}
-
 # The hook symbols that nm (with its arguments) lists for a file.
 hook_symbols() {
     nm "$@" 2>/dev/null | awk '{ print $NF }' | grep -Ex "$hooks" | sort -u \

@@ -20,13 +20,14 @@
 #include <openssl/evp.h>
 
 #include "provutil.h"
+#include "records.h"
 #include "testutil.h"
 
 #define NTHREADS 8
 #define NCALLS 2000
 #define MINLEN 16
 #define MAXLEN 100
-#define REC 16
+#define REC TU_REC /* outputs are compared record by record */
 #define RESEED_EVERY 97   /* even threads in the shared case */
 #define PARAMS_EVERY 89   /* odd threads in the shared case */
 #define CHILD_REQUESTS 16 /* chain case: children reseed from the top often */
@@ -113,26 +114,6 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static int cmp_rec(const void *a, const void *b)
-{
-    return memcmp(a, b, REC);
-}
-
-/* Records equal to their predecessor after sorting, plus all-zero ones. */
-static size_t count_repeats(unsigned char *recs, size_t nrec)
-{
-    static const unsigned char zero[REC];
-    size_t i, rep = 0;
-
-    qsort(recs, nrec, REC, cmp_rec);
-    for (i = 0; i < nrec; i++)
-        if (memcmp(recs + i * REC, zero, REC) == 0
-                || (i > 0 && memcmp(recs + i * REC, recs + (i - 1) * REC,
-                                    REC) == 0))
-            rep++;
-    return rep;
-}
-
 /* Run NTHREADS workers in |mode|; return the total explicit reseeds. */
 static size_t run_threads(enum mode mode, EVP_RAND_CTX *shared,
                           const char *what)
@@ -170,7 +151,7 @@ static size_t run_threads(enum mode mode, EVP_RAND_CTX *shared,
           what, setup, NTHREADS);
     TU_OK(failures == 0, "%s: %zu failed calls in %d x %d", what, failures,
           NTHREADS, NCALLS);
-    rep = count_repeats(recs, nrec);
+    rep = tu_count_repeats(recs, nrec);
     TU_OK(rep == 0, "%s: %zu outputs distinct by their first %d bytes "
           "(%zu repeats)", what, nrec, REC, rep);
     free(recs);

@@ -48,12 +48,11 @@
 #include <openssl/provider.h>
 #include <openssl/rand.h>
 
+#include "errq.h"
 #include "interpose.h"
+#include "provutil.h"
+#include "records.h"
 #include "testutil.h"
-
-#ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
-#define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
-#endif
 
 #define RACE_THREADS 64
 #define RACE_ROUNDS 200    /* per kernel */
@@ -63,16 +62,13 @@
 /* memcheck runs threads one at a time, some 50 times slower: fewer there */
 #define VG_RACE_ROUNDS 4
 #define VG_LOOP_CTX 64
-#define REC 16             /* outputs are compared in 16-byte blocks */
-
-typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
-                            unsigned int strength);
+#define REC TU_REC /* outputs are compared record by record */
 
 /* One loaded chacharng instance: its own library context. */
 struct inst {
     OSSL_LIB_CTX *lc;
     OSSL_PROVIDER *p;
-    random_bytes_fn *rb;
+    chacharng_random_bytes_fn *rb;
     void *provctx;
     int via_rand; /* draw through RAND_bytes_ex (3.5+) */
 };
@@ -91,20 +87,6 @@ static const struct route routes[] = {
 /* ------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------ */
-
-static void dump_errors(void)
-{
-    unsigned long e;
-    const char *data;
-    int flags;
-    char msg[256];
-
-    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0) {
-        ERR_error_string_n(e, msg, sizeof(msg));
-        tu_diag("  %s%s%s", msg, (flags & ERR_TXT_STRING) ? ": " : "",
-                (flags & ERR_TXT_STRING) ? data : "");
-    }
-}
 
 static int route_available(const struct route *r)
 {
@@ -135,7 +117,7 @@ static int inst_open(struct inst *in, int via_rand)
     for (d = OSSL_PROVIDER_get0_dispatch(in->p); d != NULL && d->function_id;
          d++)
         if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            in->rb = (random_bytes_fn *)d->function;
+            in->rb = (chacharng_random_bytes_fn *)d->function;
     in->provctx = OSSL_PROVIDER_get0_provider_ctx(in->p);
     if (in->rb == NULL) {
         tu_diag("chacharng exports no random_bytes");
@@ -148,7 +130,7 @@ static int inst_open(struct inst *in, int via_rand)
     return 1;
 
  fail:
-    dump_errors();
+    tu_err_print();
     if (in->p != NULL)
         OSSL_PROVIDER_unload(in->p);
     OSSL_LIB_CTX_free(in->lc);
@@ -243,54 +225,6 @@ static size_t mappings_live(void)
     for (i = 0; i < n; i++)
         live += m[i].live != 0;
     return live;
-}
-
-struct recs {
-    unsigned char *p;
-    size_t n, cap;
-};
-
-static int recs_add(struct recs *r, const unsigned char *buf, size_t len)
-{
-    size_t k = len / REC;
-
-    if (r->n + k > r->cap) {
-        size_t cap = (r->n + k) * 2 + 64;
-        unsigned char *p = realloc(r->p, cap * REC);
-
-        if (p == NULL)
-            return 0;
-        r->p = p;
-        r->cap = cap;
-    }
-    memcpy(r->p + r->n * REC, buf, k * REC);
-    r->n += k;
-    return 1;
-}
-
-static int rec_cmp(const void *a, const void *b)
-{
-    return memcmp(a, b, REC);
-}
-
-/* 1 if no two blocks are equal. */
-static int recs_distinct(struct recs *r)
-{
-    size_t i;
-
-    qsort(r->p, r->n, REC, rec_cmp);
-    for (i = 1; i < r->n; i++)
-        if (memcmp(r->p + i * REC, r->p + (i - 1) * REC, REC) == 0) {
-            tu_diag_hex("repeated block", r->p + i * REC, REC);
-            return 0;
-        }
-    return 1;
-}
-
-static void recs_free(struct recs *r)
-{
-    free(r->p);
-    memset(r, 0, sizeof(*r));
 }
 
 /* ------------------------------------------------------------------------
@@ -430,7 +364,7 @@ struct survivor {
     pthread_cond_t cv;
     const struct inst *in; /* draw from this, then set it NULL */
     int quit, ok;
-    struct recs recs;
+    struct tu_recs recs;
 };
 
 static void *survivor_thread(void *arg)
@@ -446,7 +380,7 @@ static void *survivor_thread(void *arg)
             break;
         if (!inst_draw(s->in, 0, buf, sizeof(buf))
             || !inst_draw(s->in, 1, buf + 32, 32)
-            || !recs_add(&s->recs, buf, sizeof(buf)))
+            || !tu_recs_add(&s->recs, buf, sizeof(buf)))
             s->ok = 0;
         s->in = NULL;
         pthread_cond_broadcast(&s->cv);
@@ -468,7 +402,7 @@ static void survivor_draw(struct survivor *s, const struct inst *in)
 
 /* A forked child draws from both; its bytes go back through a pipe. */
 static int fork_draw(const struct inst *a, const struct inst *b,
-                     struct recs *r)
+                     struct tu_recs *r)
 {
     unsigned char buf[128];
     int fds[2], status;
@@ -499,14 +433,14 @@ static int fork_draw(const struct inst *a, const struct inst *b,
     close(fds[0]);
     return waitpid(pid, &status, 0) == pid && WIFEXITED(status)
            && WEXITSTATUS(status) == 0 && got == sizeof(buf)
-           && recs_add(r, buf, sizeof(buf));
+           && tu_recs_add(r, buf, sizeof(buf));
 }
 
 static void test_reload(const struct route *route)
 {
     struct survivor s;
     struct inst a, b, c;
-    struct recs all = { 0 };
+    struct tu_recs all = { 0 };
     unsigned char buf[64];
     pthread_t th;
     size_t total = 0, live = 0, dirty = 0, before;
@@ -535,7 +469,7 @@ static void test_reload(const struct route *route)
     }
     survivor_draw(&s, &a);
     ok = s.ok && inst_draw(&a, 0, buf, 32) && inst_draw(&a, 1, buf + 32, 32)
-         && recs_add(&all, buf, 64);
+         && tu_recs_add(&all, buf, 64);
     inst_close(&a);
     clean = mappings_clean(4, &total, &live, &dirty);
     TU_OK(ok && clean,
@@ -551,12 +485,12 @@ static void test_reload(const struct route *route)
     ok = ok && s.ok && mappings_live() == before + 4;
     for (i = 0; ok && i < 4; i++)
         ok = inst_draw(i & 1 ? &c : &b, i >> 1, buf, sizeof(buf))
-             && recs_add(&all, buf, sizeof(buf));
+             && tu_recs_add(&all, buf, sizeof(buf));
     TU_OK(ok, "reload (%s): two new library contexts; the surviving "
               "thread gets fresh generators in each (%zu live mappings)",
           route->name, mappings_live());
     if (!ok)
-        dump_errors();
+        tu_err_print();
     TU_OK(ok && fork_draw(&b, &c, &all) && fork_draw(&b, &c, &all),
           "reload (%s): forked children draw from both", route->name);
 
@@ -565,7 +499,7 @@ static void test_reload(const struct route *route)
     pthread_cond_broadcast(&s.cv);
     pthread_mutex_unlock(&s.mu);
     pthread_join(th, NULL);
-    ok = ok && s.ok && recs_add(&all, s.recs.p, s.recs.n * REC);
+    ok = ok && s.ok && tu_recs_add(&all, s.recs.p, s.recs.n * REC);
     inst_close(&b);
     inst_close(&c);
     clean = mappings_clean(8, &total, &live, &dirty);
@@ -573,11 +507,11 @@ static void test_reload(const struct route *route)
           "reload (%s): the thread exits, both contexts freed: every "
           "generator wiped and unmapped (%zu mapped, %zu live, %zu unwiped)",
           route->name, total, live, dirty);
-    TU_OK(ok && recs_distinct(&all),
+    TU_OK(ok && tu_recs_distinct(&all, "outputs"),
           "reload (%s): no 16-byte block repeats across %zu from every "
           "instance, thread and child", route->name, all.n);
-    recs_free(&all);
-    recs_free(&s.recs);
+    tu_recs_free(&all);
+    tu_recs_free(&s.recs);
     pthread_cond_destroy(&s.cv);
     pthread_mutex_destroy(&s.mu);
 }
@@ -589,7 +523,7 @@ static void test_reload(const struct route *route)
 struct many_job {
     struct inst *ins;
     int n, ok;
-    struct recs recs;
+    struct tu_recs recs;
 };
 
 static void *many_thread(void *arg)
@@ -601,7 +535,7 @@ static void *many_thread(void *arg)
     j->ok = 1;
     for (i = 0; i < j->n; i++)
         if (!inst_draw(&j->ins[i], i & 1, buf, sizeof(buf))
-            || !recs_add(&j->recs, buf, sizeof(buf)))
+            || !tu_recs_add(&j->recs, buf, sizeof(buf)))
             j->ok = 0;
     return NULL;
 }
@@ -611,7 +545,7 @@ static void test_many(const struct route *route)
     struct inst *ins = calloc(MANY_CTX, sizeof(*ins));
     struct many_job jobs[MANY_THREADS];
     pthread_t th[MANY_THREADS];
-    struct recs all = { 0 };
+    struct tu_recs all = { 0 };
     unsigned char buf[32];
     size_t total = 0, live = 0, dirty = 0;
     int opened = 0, drawn = 0, started = 0, ok = 1, i;
@@ -629,9 +563,9 @@ static void test_many(const struct route *route)
         opened++;
         ip_attach_module();
         if (!inst_draw(&ins[i], 0, buf, sizeof(buf))
-            || !recs_add(&all, buf, sizeof(buf))) {
+            || !tu_recs_add(&all, buf, sizeof(buf))) {
             tu_diag("context %d of %d: random_bytes fails:", i + 1, MANY_CTX);
-            dump_errors();
+            tu_err_print();
             break;
         }
         drawn++;
@@ -649,11 +583,12 @@ static void test_many(const struct route *route)
     }
     for (i = 0; i < started; i++) {
         pthread_join(th[i], NULL);
-        ok = ok && jobs[i].ok && recs_add(&all, jobs[i].recs.p,
+        ok = ok && jobs[i].ok && tu_recs_add(&all, jobs[i].recs.p,
                                           jobs[i].recs.n * REC);
-        recs_free(&jobs[i].recs);
+        tu_recs_free(&jobs[i].recs);
     }
-    TU_OK(started == MANY_THREADS && ok && recs_distinct(&all),
+    TU_OK(started == MANY_THREADS && ok
+              && tu_recs_distinct(&all, "outputs"),
           "many contexts (%s): %d threads draw from all %d, then exit; no "
           "block repeats among %zu", route->name, MANY_THREADS, opened,
           all.n);
@@ -665,7 +600,7 @@ static void test_many(const struct route *route)
           "many contexts (%s): all freed, every generator wiped and "
           "unmapped (%zu mapped, %zu live, %zu unwiped)", route->name,
           total, live, dirty);
-    recs_free(&all);
+    tu_recs_free(&all);
     free(ins);
 }
 
@@ -710,7 +645,7 @@ static void test_loop(const struct route *route)
         }
         if (!ok) {
             tu_diag("context %d: random_bytes fails:", i + 1);
-            dump_errors();
+            tu_err_print();
             inst_close(&in);
             break;
         }
@@ -728,19 +663,6 @@ static void test_loop(const struct route *route)
 /* ------------------------------------------------------------------------
  * No pthread key left
  * ------------------------------------------------------------------------ */
-
-/* 1 if the error queue holds a message containing |needle|; empties it. */
-static int error_says(const char *needle)
-{
-    unsigned long e;
-    const char *data;
-    int flags, found = 0;
-
-    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0)
-        if ((flags & ERR_TXT_STRING) && strstr(data, needle) != NULL)
-            found = 1;
-    return found;
-}
 
 /*
  * The process's first random_bytes call finds every pthread key taken: it
@@ -765,7 +687,7 @@ static void test_no_keys(void)
     while (n < CAP && pthread_key_create(&keys[n], NULL) == 0)
         n++;
     failed = !inst_draw(&in, 0, buf, sizeof(buf));
-    said = error_says("pthread key");
+    said = tu_err_find(NULL, NULL, "pthread key", TU_ERR_QUIET);
     n_taken = n;
     while (n > 0)
         pthread_key_delete(keys[--n]);
@@ -776,7 +698,7 @@ static void test_no_keys(void)
           said, n_taken);
     TU_OK(served, "no keys: a key free again, random_bytes is served");
     if (!served)
-        dump_errors();
+        tu_err_print();
     inst_close(&in);
     free(keys);
 }

@@ -42,23 +42,13 @@
 
 #include "chacha_drbg.h"
 #include "interpose.h"
+#include "provutil.h"
 #include "stackscan.h"
 #include "testutil.h"
 
-#ifndef OSSL_FUNC_PROVIDER_RANDOM_BYTES
-#define OSSL_FUNC_PROVIDER_RANDOM_BYTES 1032
-#endif
-
-#define ALG "CHACHA20-DRBG"
-#define PROPQ "provider=chacharng"
 #define WIN 8 /* bytes: a random 8-byte match by chance is 2^-64 per place */
 
-typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
-                            unsigned int strength);
-
-static OSSL_LIB_CTX *libctx;
-static OSSL_PROVIDER *deflt, *prov;
-static EVP_RAND *rand_alg, *test_rand;
+static struct pu_env env; /* default and chacharng, both algorithms */
 
 /* Output buffers live here, not on the stack the stack check reads. */
 static unsigned char out1[8192], out2[8192];
@@ -141,7 +131,7 @@ static int all_gone_zero(size_t from, int live_ok, size_t *count)
 
 static EVP_RAND_CTX *test_parent(void)
 {
-    EVP_RAND_CTX *t = EVP_RAND_CTX_new(test_rand, NULL);
+    EVP_RAND_CTX *t = EVP_RAND_CTX_new(env.test_rand, NULL);
     unsigned int strength = 256;
     unsigned char copy[sizeof(seed)];
     OSSL_PARAM p[3];
@@ -173,7 +163,7 @@ static void test_state_page(void)
     size_t from = mark(), avail, n;
     int ok;
 
-    ctx = EVP_RAND_CTX_new(rand_alg, NULL);
+    ctx = EVP_RAND_CTX_new(env.rand, NULL);
     page = ctx != NULL ? new_state_page(from) : NULL;
     if (!tu_ok(page != NULL, "newctx maps one state page"))
         goto end;
@@ -263,7 +253,7 @@ static void test_fork_child_sees_zero(void)
         tu_skip("this kernel ignores madvise: fork children keep the page");
         return;
     }
-    ctx = EVP_RAND_CTX_new(rand_alg, NULL);
+    ctx = EVP_RAND_CTX_new(env.rand, NULL);
     page = ctx != NULL ? new_state_page(from) : NULL;
     if (!tu_ok(page != NULL
                    && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL)
@@ -298,7 +288,7 @@ struct thread_job {
 static void *thread_uses_ctx(void *arg)
 {
     struct thread_job *job = arg;
-    EVP_RAND_CTX *ctx = EVP_RAND_CTX_new(rand_alg, NULL);
+    EVP_RAND_CTX *ctx = EVP_RAND_CTX_new(env.rand, NULL);
 
     job->ok = ctx != NULL && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL)
               && EVP_RAND_generate(ctx, out1, 300, 256, 0, NULL, 0);
@@ -326,7 +316,7 @@ static void test_thread_exit_ctx(void)
 /* ---- the random_bytes fast path, when the provider has one ---------- */
 
 static OSSL_provider_init_fn *real_init;
-static random_bytes_fn *random_bytes;
+static chacharng_random_bytes_fn *random_bytes;
 static void *rb_provctx;
 
 static int capture_init(const OSSL_CORE_HANDLE *handle,
@@ -339,7 +329,7 @@ static int capture_init(const OSSL_CORE_HANDLE *handle,
         return 0;
     for (d = *out; d->function_id != 0; d++)
         if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            random_bytes = (random_bytes_fn *)d->function;
+            random_bytes = (chacharng_random_bytes_fn *)d->function;
     rb_provctx = *provctx;
     return 1;
 }
@@ -580,7 +570,7 @@ static void test_dead_stack(void)
     }
     t = test_parent();
     from = mark();
-    ctx = t != NULL ? EVP_RAND_CTX_new(rand_alg, t) : NULL;
+    ctx = t != NULL ? EVP_RAND_CTX_new(env.rand, t) : NULL;
     page = ctx != NULL ? new_state_page(from) : NULL;
     if (!tu_ok(page != NULL, "context on a TEST-RAND parent"))
         goto end;
@@ -614,18 +604,8 @@ static void body(void)
 
     for (i = 0; i < sizeof(seed); i++)
         seed[i] = (unsigned char)(0xc3 ^ (i * 37));
-    libctx = OSSL_LIB_CTX_new();
-    deflt = libctx != NULL ? OSSL_PROVIDER_load(libctx, "default") : NULL;
-    prov = libctx != NULL ? OSSL_PROVIDER_load(libctx, "chacharng") : NULL;
-    rand_alg = prov != NULL ? EVP_RAND_fetch(libctx, ALG, PROPQ) : NULL;
-    test_rand = deflt != NULL ? EVP_RAND_fetch(libctx, "TEST-RAND",
-                                               "provider=default")
-                              : NULL;
-    if (!tu_ok(rand_alg != NULL && test_rand != NULL,
-               "providers loaded, algorithms fetched")) {
-        ERR_print_errors_fp(stdout);
+    if (!tu_ok(pu_env_init(&env), "providers loaded, algorithms fetched"))
         return;
-    }
     if (!tu_ok(ip_attach_module(), "the module is mapped and found"))
         return;
 
@@ -635,11 +615,7 @@ static void body(void)
     test_thread_exit_random_bytes();
     test_dead_stack();
 
-    EVP_RAND_free(test_rand);
-    EVP_RAND_free(rand_alg);
-    OSSL_PROVIDER_unload(prov);
-    OSSL_PROVIDER_unload(deflt);
-    OSSL_LIB_CTX_free(libctx);
+    pu_env_free(&env);
 }
 
 int main(void)

@@ -51,6 +51,7 @@
 #include <openssl/provider.h>
 
 #include "chacha.h"
+#include "provutil.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -123,12 +124,8 @@ static size_t take(struct rd *r, uint8_t *out, size_t max)
 /* Library contexts                                                       */
 /* ---------------------------------------------------------------------- */
 
-struct lib {
-    OSSL_LIB_CTX *libctx;
-    EVP_RAND *chacha, *test;
-};
 
-static struct lib libs[2]; /* [0]: core upcall, [1]: getrandom only */
+static struct pu_env libs[2]; /* [0]: core upcall, [1]: getrandom only */
 static const char *default_impl;
 
 #ifndef OSSL_FUNC_GET_USER_ENTROPY
@@ -152,18 +149,9 @@ static int init_without_upcall(const OSSL_CORE_HANDLE *handle,
     return OSSL_provider_init(handle, edited, out, provctx);
 }
 
-static void lib_init(struct lib *l, OSSL_provider_init_fn *init)
+static void lib_init(struct pu_env *l, OSSL_provider_init_fn *init)
 {
-    l->libctx = OSSL_LIB_CTX_new();
-    CHECK(l->libctx != NULL, "OSSL_LIB_CTX_new");
-    CHECK(OSSL_PROVIDER_add_builtin(l->libctx, "chacharng", init),
-          "add_builtin");
-    CHECK(OSSL_PROVIDER_load(l->libctx, "chacharng") != NULL, "load");
-    CHECK(OSSL_PROVIDER_load(l->libctx, "default") != NULL, "load default");
-    l->chacha = EVP_RAND_fetch(l->libctx, "CHACHA20-DRBG",
-                               "provider=chacharng");
-    l->test = EVP_RAND_fetch(l->libctx, "TEST-RAND", "provider=default");
-    CHECK(l->chacha != NULL && l->test != NULL, "fetch");
+    CHECK(pu_env_init_builtin(l, init), "library context");
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -983,7 +971,7 @@ static void op_new_test(struct rd *in)
     r = &recs[idx];
     r->kind = TEST;
     r->lib = (int)(u8(in) & 1);
-    r->ctx = EVP_RAND_CTX_new(libs[r->lib].test, NULL);
+    r->ctx = EVP_RAND_CTX_new(libs[r->lib].test_rand, NULL);
     CHECK(r->ctx != NULL, "TEST-RAND new");
     p[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
     p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY,
@@ -1038,7 +1026,7 @@ static void op_new_chacha(struct rd *in)
     r->lib = (int)((how >> 2) & 1);
     r->parent = parent;
     ERR_clear_error();
-    r->ctx = EVP_RAND_CTX_new(libs[r->lib].chacha,
+    r->ctx = EVP_RAND_CTX_new(libs[r->lib].rand,
                               parent >= 0 ? recs[parent].ctx : NULL);
     CHECK(r->ctx != NULL, "newctx failed");
     {

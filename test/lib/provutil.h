@@ -16,18 +16,21 @@
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 
-#define PU_PROVIDER "chacharng"
-#define PU_ALG "CHACHA20-DRBG"
-#define PU_PROPQ "provider=chacharng"
+#include "prov.h"
+
+/* The names the product registers (provider/prov.h). */
+#define PU_PROVIDER CHACHARNG_NAME
+#define PU_ALG CHACHARNG_ALG_NAME
+#define PU_PROPQ "provider=" CHACHARNG_NAME
 #define PU_STRENGTH 256u
 #define PU_SEED_BYTES 48 /* entropy per (re)seed, DESIGN.md section 3 */
 
 struct pu_env {
     OSSL_LIB_CTX *libctx;
-    OSSL_PROVIDER *deflt;  /* "default": TEST-RAND */
-    OSSL_PROVIDER *prov;   /* "chacharng" */
-    EVP_RAND *rand;        /* CHACHA20-DRBG from chacharng */
-    EVP_RAND *test_rand;   /* TEST-RAND from default */
+    OSSL_PROVIDER *deflt; /* "default": TEST-RAND */
+    OSSL_PROVIDER *prov;  /* "chacharng" */
+    EVP_RAND *rand;       /* CHACHA20-DRBG from chacharng */
+    EVP_RAND *test_rand;  /* TEST-RAND from default */
 };
 
 /*
@@ -36,13 +39,15 @@ struct pu_env {
  * queue as diagnostics, frees what was made and returns 0.
  */
 int pu_env_init(struct pu_env *env);
-void pu_env_free(struct pu_env *env);
 
 /*
- * The kernel the provider should be running: CHACHARNG_IMPL when set,
- * otherwise the best one the CPU supports.
+ * As pu_env_init(), with "chacharng" registered first as a built-in
+ * provider started by |init| (when not NULL), which then takes the place
+ * of the module: a test wraps the module's own OSSL_provider_init to edit
+ * what the core offers it.
  */
-const char *pu_expected_impl(void);
+int pu_env_init_builtin(struct pu_env *env, OSSL_provider_init_fn *init);
+void pu_env_free(struct pu_env *env);
 
 /*
  * An instantiated TEST-RAND whose get_seed hands out |seed| (|seedlen|

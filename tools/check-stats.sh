@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # `make check-stats`: the full statistical battery on one kernel's raw
-# CHACHA20-DRBG stream (test/rawout).  Slow: dieharder -a takes about an
+# CHACHA20-DRBG stream (tools/rawout).  Slow: dieharder -a takes about an
 # hour.  Usage: check-stats.sh [KERNEL]   (default: the provider's choice)
 #
 #  1. rngtest on 200000 FIPS 140-2 blocks (500 MB).  A true random source
@@ -23,7 +23,7 @@ set -u
 export OPENSSL_MODULES
 unset CHACHARNG_DEBUG
 
-rawout=$abs_top_builddir/test/rawout
+rawout=$abs_top_builddir/tools/rawout
 kernel=${1:-}
 blocks=200000
 fips_lo=95

@@ -14,14 +14,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+struct chacha_impl;
+
 extern int tu_failures;
 
 /* Prefix of every test point's description: the kernel under test. */
 const char *tu_impl(void);
 
 /* Record one test point; returns |cond| so callers can bail out. */
-int tu_ok(int cond, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int tu_ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A TAP diagnostic line ("# ..."). */
 void tu_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -42,6 +43,20 @@ int tu_main_per_impl(void (*body)(void));
 
 /* Run |body| once, without the kernel loop (tests that do not use it). */
 int tu_main_once(void (*body)(void));
+
+/*
+ * The kernel a test should find at work: the one CHACHARNG_IMPL names when
+ * set, otherwise the best one the CPU supports.  tu_expected_impl() gives
+ * its name as the provider should report it; tu_impl_under_test() the
+ * kernel itself, for tests that drive chacha/ directly.
+ */
+const char *tu_expected_impl(void);
+const struct chacha_impl *tu_impl_under_test(void);
+
+/* malloc(|n|), at least one byte; on failure the test exits with 2. */
+void *tu_xmalloc(size_t n);
+
+size_t tu_min_size(size_t a, size_t b);
 
 #define TU_OK(cond, ...) tu_ok(!!(cond), __VA_ARGS__)
 

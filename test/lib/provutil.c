@@ -14,6 +14,7 @@
 #include <openssl/params.h>
 
 #include "chacha.h"
+#include "errq.h"
 #include "testutil.h"
 
 /* Print and drop the error queue, so a setup failure explains itself. */
@@ -24,10 +25,20 @@ static void dump_errors(void)
 
 int pu_env_init(struct pu_env *env)
 {
+    return pu_env_init_builtin(env, NULL);
+}
+
+int pu_env_init_builtin(struct pu_env *env, OSSL_provider_init_fn *init)
+{
     memset(env, 0, sizeof(*env));
     env->libctx = OSSL_LIB_CTX_new();
     if (env->libctx == NULL) {
         tu_diag("OSSL_LIB_CTX_new failed");
+        goto err;
+    }
+    if (init != NULL
+        && !OSSL_PROVIDER_add_builtin(env->libctx, PU_PROVIDER, init)) {
+        tu_diag("cannot register the built-in %s", PU_PROVIDER);
         goto err;
     }
     env->deflt = OSSL_PROVIDER_load(env->libctx, "default");
@@ -47,15 +58,15 @@ int pu_env_init(struct pu_env *env)
         tu_diag("cannot fetch %s with \"%s\"", PU_ALG, PU_PROPQ);
         goto err;
     }
-    env->test_rand = EVP_RAND_fetch(env->libctx, "TEST-RAND",
-                                    "provider=default");
+    env->test_rand =
+        EVP_RAND_fetch(env->libctx, "TEST-RAND", "provider=default");
     if (env->test_rand == NULL) {
         tu_diag("cannot fetch TEST-RAND from the default provider");
         goto err;
     }
     return 1;
 
- err:
+err:
     dump_errors();
     pu_env_free(env);
     return 0;
@@ -71,15 +82,6 @@ void pu_env_free(struct pu_env *env)
         OSSL_PROVIDER_unload(env->deflt);
     OSSL_LIB_CTX_free(env->libctx);
     memset(env, 0, sizeof(*env));
-}
-
-const char *pu_expected_impl(void)
-{
-    const char *e = getenv("CHACHARNG_IMPL");
-
-    if (e != NULL && *e != '\0')
-        return e;
-    return chacha_impl_best()->name;
 }
 
 int pu_test_parent_set_seed(EVP_RAND_CTX *parent, const unsigned char *seed,
@@ -115,12 +117,11 @@ EVP_RAND_CTX *pu_test_parent(struct pu_env *env, unsigned int strength,
     parent = EVP_RAND_CTX_new(env->test_rand, NULL);
     if (parent == NULL)
         return NULL;
-    params[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH,
-                                          &strength);
+    params[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
     params[1] = OSSL_PARAM_construct_end();
     if (!EVP_RAND_CTX_set_params(parent, params)
-            || !pu_test_parent_set_seed(parent, seed, seedlen)
-            || !EVP_RAND_instantiate(parent, 0, 0, NULL, 0, NULL)) {
+        || !pu_test_parent_set_seed(parent, seed, seedlen)
+        || !EVP_RAND_instantiate(parent, 0, 0, NULL, 0, NULL)) {
         dump_errors();
         EVP_RAND_CTX_free(parent);
         return NULL;
@@ -260,31 +261,8 @@ int pu_set_utf8(EVP_RAND_CTX *ctx, const char *key, const char *val)
 
 int pu_err_from_provider(int verbose)
 {
-    unsigned long e;
-    const char *file, *func, *data;
-    int line, flags, found = 0;
-    char text[256];
-
-    while ((e = ERR_get_error_all(&file, &line, &func, &data, &flags)) != 0) {
-        const char *lib = ERR_lib_error_string(e);
-        const char *reason = ERR_reason_error_string(e);
-
-        ERR_error_string_n(e, text, sizeof(text));
-        if (verbose)
-            tu_diag("error: %s%s%s", text,
-                    (flags & ERR_TXT_STRING) && data != NULL ? " : " : "",
-                    (flags & ERR_TXT_STRING) && data != NULL ? data : "");
-        /*
-         * The core names a provider's error library after the provider and
-         * loads its reason strings from get_reason_strings; an entry that
-         * carries both came from chacharng and says something.
-         */
-        if (lib != NULL && strcmp(lib, PU_PROVIDER) == 0
-                && reason != NULL && reason[0] != '\0'
-                && strstr(text, PU_PROVIDER) != NULL)
-            found = 1;
-    }
-    return found;
+    return tu_err_find(PU_PROVIDER, "", NULL,
+                       TU_ERR_QUIET | (verbose ? TU_ERR_VERBOSE : 0u));
 }
 
 void pu_err_clear(void)

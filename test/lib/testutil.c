@@ -24,6 +24,38 @@ const char *tu_impl(void)
     return e != NULL ? e : "default";
 }
 
+const char *tu_expected_impl(void)
+{
+    const char *e = getenv("CHACHARNG_IMPL");
+
+    return e != NULL && *e != '\0' ? e : chacha_impl_best()->name;
+}
+
+const struct chacha_impl *tu_impl_under_test(void)
+{
+    const char *e = getenv("CHACHARNG_IMPL");
+    const struct chacha_impl *impl =
+        e != NULL && *e != '\0' ? chacha_impl_by_name(e) : NULL;
+
+    return impl != NULL ? impl : chacha_impl_best();
+}
+
+void *tu_xmalloc(size_t n)
+{
+    void *p = malloc(n != 0 ? n : 1);
+
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+size_t tu_min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
 int tu_ok(int cond, const char *fmt, ...)
 {
     va_list ap;
