@@ -311,9 +311,8 @@ int main(int argc, char **argv)
     const char *srcdir = ".";
     size_t i;
     int minor = (int)OPENSSL_version_minor();
-    char key[64], what[64];
+    char key[64], what[64], cpu[512];
     const char *fn;
-    char key[64], cpu[512];
 
     for (i = 1; i < (size_t)argc; i++) {
         if (strcmp(argv[i], "-q") == 0)
