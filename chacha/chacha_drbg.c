@@ -47,13 +47,16 @@
 /* The counter word; the kernels read it, the construction keeps it 0. */
 #define CTR 12
 
+_Static_assert(sizeof(struct chacha_drbg_secret) <= CHACHA_POOL_SLOT_BYTES,
+               "a state fits a pool slot");
+
 struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl)
 {
     struct chacha_drbg *d = calloc(1, sizeof(*d));
 
     if (d == NULL)
         return NULL;
-    d->s = chacha_secpage_alloc(sizeof(*d->s), &d->fork_mode);
+    d->s = chacha_pool_get(sizeof(*d->s), &d->fork_mode, &d->home);
     if (d->s == NULL) {
         free(d);
         return NULL;
@@ -68,7 +71,7 @@ void chacha_drbg_free(struct chacha_drbg *d)
 {
     if (d == NULL)
         return;
-    chacha_secpage_free(d->s, sizeof(*d->s));
+    chacha_pool_put(d->s, d->home); /* wipes the slot */
     free(d);
 }
 
@@ -266,23 +269,28 @@ static void refill(struct chacha_drbg *d)
 /*
  * Serve |r| > 960 bytes: block 0 is the next key, blocks 1.. go to the
  * caller.  Up to WIDE_BLOCKS blocks are computed in one call through
- * scratch; larger requests are written straight into |out|, with a final
- * partial block through scratch.
+ * scratch on the stack, wiped before return; larger requests are written
+ * straight into |out|, with the rekey block and a final partial block in
+ * the (empty) buffer.  Out of line, so that only direct requests pay for
+ * the 4 KiB frame (and its stack probe), not every generate call.
  */
+__attribute__((noinline))
 static void generate_direct(struct chacha_drbg *d, uint8_t *out, size_t r)
 {
     struct chacha_drbg_secret *s = d->s;
     size_t full = r / CHACHA_BLOCK_BYTES, tail = r % CHACHA_BLOCK_BYTES;
     size_t nblocks = full + (tail != 0);
-    uint8_t *y = s->ks, *last = s->wide;
+    uint8_t *y = s->ks, *last = s->ks + CHACHA_BLOCK_BYTES;
 
     mix_kernel(d);
     if (nblocks < CHACHA_DRBG_WIDE_BLOCKS) {
-        d->impl->blocks(s->wide, s->state, nblocks + 1);
-        memcpy(out, s->wide + CHACHA_BLOCK_BYTES, r);
+        uint8_t wide[CHACHA_DRBG_WIDE_BLOCKS * CHACHA_BLOCK_BYTES];
+
+        d->impl->blocks(wide, s->state, nblocks + 1);
+        memcpy(out, wide + CHACHA_BLOCK_BYTES, r);
         /* the caller's copy is the only one left */
-        chacha_wipe(s->wide + CHACHA_BLOCK_BYTES, nblocks * CHACHA_BLOCK_BYTES);
-        set_key_nonce(s, s->wide);
+        chacha_wipe(wide + CHACHA_BLOCK_BYTES, nblocks * CHACHA_BLOCK_BYTES);
+        set_key_nonce(s, wide);
         return;
     }
     d->impl->blocks(y, s->state, 1);

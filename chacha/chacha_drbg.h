@@ -18,14 +18,15 @@
 
 #include "chacha.h"
 #include "secpage.h"
+#include "statepool.h"
 
 #define CHACHA_DRBG_REFILL_BLOCKS 16
 #define CHACHA_DRBG_KS_BYTES (CHACHA_DRBG_REFILL_BLOCKS * CHACHA_BLOCK_BYTES)
 #define CHACHA_DRBG_BUF_BYTES (CHACHA_DRBG_KS_BYTES - CHACHA_BLOCK_BYTES)
 #define CHACHA_DRBG_ABSORB_CHUNK (CHACHA_KEY_BYTES + CHACHA_NONCE_BYTES)
 /* Direct requests up to this many blocks (plus the rekey block) are made in
- * one kernel call through scratch: SIMD kernels pay a fixed latency per
- * call that would otherwise dominate requests of a few KiB. */
+ * one kernel call through scratch on the stack: SIMD kernels pay a fixed
+ * latency per call that would otherwise dominate requests of a few KiB. */
 #define CHACHA_DRBG_WIDE_BLOCKS 64
 #define CHACHA_DRBG_SEED_BYTES 48
 #define CHACHA_DRBG_STRENGTH 256
@@ -33,12 +34,14 @@
 #define CHACHA_DRBG_DEFAULT_RESEED_REQUESTS 65536u
 #define CHACHA_DRBG_DEFAULT_RESEED_INTERVAL 3600
 
-/* Everything secret, in its own wipe-on-fork page: all zero = not seeded. */
+/*
+ * Everything secret, in a slot of a wipe-on-fork mapping (statepool.h):
+ * all zero = not seeded.
+ */
 struct chacha_drbg_secret {
     uint32_t state[16];   /* constants, K, counter (always 0 at rest), N */
     uint8_t ks[CHACHA_DRBG_KS_BYTES]; /* last refill; unread bytes at the end */
     size_t avail;         /* unread bytes: ks[KS_BYTES - avail .. KS_BYTES) */
-    uint8_t wide[CHACHA_DRBG_WIDE_BLOCKS * CHACHA_BLOCK_BYTES]; /* scratch */
     uint64_t calls;       /* generate calls served since the last (re)seed */
     uint64_t bytes;       /* bytes produced since the last (re)seed */
     time_t seed_time;     /* wall-clock time of the last (re)seed */
@@ -56,6 +59,7 @@ typedef int chacha_drbg_mix_fn(uint8_t g[CHACHA_KEY_BYTES]);
 
 struct chacha_drbg {
     struct chacha_drbg_secret *s;
+    struct chacha_pool_chunk *home; /* the mapping that holds s */
     const struct chacha_impl *impl;
     enum chacha_fork_mode fork_mode;
     unsigned int reseed_requests; /* 0 = no limit on calls per seed */

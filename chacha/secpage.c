@@ -104,6 +104,19 @@ void chacha_secpage_fail_next(unsigned int n)
     fail_next = n;
 }
 
+enum chacha_fork_mode chacha_secpage_requested_mode(void)
+{
+    return forced_mode;
+}
+
+int chacha_secpage_injected_failure(void)
+{
+    if (fail_next == 0)
+        return 0;
+    fail_next--;
+    return 1;
+}
+
 static size_t round_to_pages(size_t len)
 {
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -111,14 +124,34 @@ static size_t round_to_pages(size_t len)
     return (len + pg - 1) / pg * pg;
 }
 
-void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode)
+/*
+ * Ask for wipe-on-fork on |p|: 1 if granted.  *|transient| is set if it was
+ * refused for a reason that may pass (an error other than the kernel's
+ * EINVAL), so that asking again later is worth a system call.
+ */
+static int ask_wipeonfork(void *p, size_t len, int *transient)
+{
+    int r = madvise(p, len, MADV_BOGUS), err = errno;
+
+    *transient = 0;
+    if (r == 0)
+        return 0; /* an emulator that ignores every advice */
+    if (err != EINVAL) {
+        *transient = 1; /* the probe could not tell this time */
+        return 0;
+    }
+    if (madvise(p, len, MADV_WIPEONFORK) == 0)
+        return 1;
+    *transient = errno != EINVAL; /* EINVAL: a kernel older than 4.14 */
+    return 0;
+}
+
+void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode,
+                           int *transient)
 {
     void *p;
 
-    if (fail_next > 0) {
-        fail_next--;
-        return NULL;
-    }
+    *transient = 0;
     len = round_to_pages(len);
     p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
              -1, 0);
@@ -128,7 +161,7 @@ void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode)
     (void)madvise(p, len, MADV_DONTDUMP);
 
     if ((forced_mode == 0 || forced_mode == CHACHA_FORK_WIPEONFORK)
-        && madvise_honoured(p, len) && madvise(p, len, MADV_WIPEONFORK) == 0)
+        && ask_wipeonfork(p, len, transient))
         *mode = CHACHA_FORK_WIPEONFORK;
     else if ((forced_mode == 0 || forced_mode == CHACHA_FORK_ATFORK)
              && atfork_registered())
@@ -136,6 +169,11 @@ void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode)
     else
         *mode = CHACHA_FORK_GETPID;
     return p;
+}
+
+int chacha_secpage_retry_wipeonfork(void *p, size_t len, int *transient)
+{
+    return ask_wipeonfork(p, round_to_pages(len), transient);
 }
 
 void chacha_secpage_free(void *p, size_t len)
