@@ -21,9 +21,6 @@
 
 #include "wipe.h"
 
-/* Bytes asked for per mapping: 14 slots in 4 pages of 4 KiB. */
-#define CHUNK_BYTES 16384
-
 /* The bitmap of a retired chunk, or of one being set up. */
 #define ALL_TAKEN (~(uint64_t)0)
 
@@ -53,7 +50,7 @@ static size_t chunk_len(void)
 {
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
-    return CHUNK_BYTES > pg ? (CHUNK_BYTES + pg - 1) / pg * pg : pg;
+    return (CHACHA_POOL_CHUNK_BYTES + pg - 1) / pg * pg;
 }
 
 static unsigned int chunk_slots(void)

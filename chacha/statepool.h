@@ -22,6 +22,12 @@
 /* Largest state a slot holds; chacha_pool_get() refuses a larger one. */
 #define CHACHA_POOL_SLOT_BYTES 1152
 
+/*
+ * Bytes of one mapping (rounded up to a whole page), holding as many slots
+ * as fit, at most 64: 14 slots with 4 KiB pages.  One mmap per 14 states.
+ */
+#define CHACHA_POOL_CHUNK_BYTES 16384
+
 struct chacha_pool_chunk;
 
 /*
