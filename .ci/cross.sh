@@ -91,8 +91,10 @@ s390x() {
 #define CHACHARNG_HAVE_NEON_ASM 0
 H
     : > "$tap"
+    # a test build of chacha/ (its fault-injection hooks in), as libchacha_testing
     for t in t_chacha t_drbg t_drbg_stack; do
-        if ! "$cc" -O2 -static -Wall -Werror -I"$dir" -I"$dir/chacha" \
+        if ! "$cc" -O2 -static -Wall -Werror -DCHACHARNG_TESTING \
+            -I"$dir" -I"$dir/chacha" \
             -I"$dir/test" -o "$dir/$t" "$dir/test/$t.c" \
             "$dir/test/testutil.c" "$dir/test/stackscan.c" \
             "$dir"/chacha/*.c -lpthread; then

@@ -16,6 +16,8 @@
 #define CHACHA_KEY_BYTES 32
 #define CHACHA_NONCE_BYTES 12
 #define CHACHA_STATE_WORDS 16
+/* The state word holding the 32-bit block counter (RFC 8439 section 2.3). */
+#define CHACHA_COUNTER_WORD 12
 
 /* CPU feature bits that a kernel may need (see cpu.c). */
 #define CHACHA_CPU_SSE2 (1u << 0)

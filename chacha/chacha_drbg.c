@@ -44,9 +44,6 @@
 
 #include "wipe.h"
 
-/* The counter word; the kernels read it, the construction keeps it 0. */
-#define CTR 12
-
 _Static_assert(sizeof(struct chacha_drbg_secret) <= CHACHA_POOL_SLOT_BYTES,
                "a state fits a pool slot");
 
@@ -65,6 +62,53 @@ struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl)
     d->reseed_requests = CHACHA_DRBG_DEFAULT_RESEED_REQUESTS;
     d->reseed_interval = CHACHA_DRBG_DEFAULT_RESEED_INTERVAL;
     return d;
+}
+
+void chacha_drbg_set_policy(struct chacha_drbg *d,
+                            unsigned int reseed_requests,
+                            time_t reseed_interval)
+{
+    d->reseed_requests = reseed_requests;
+    d->reseed_interval = reseed_interval;
+}
+
+void chacha_drbg_get_policy(const struct chacha_drbg *d,
+                            unsigned int *reseed_requests,
+                            time_t *reseed_interval)
+{
+    *reseed_requests = d->reseed_requests;
+    *reseed_interval = d->reseed_interval;
+}
+
+const struct chacha_impl *chacha_drbg_impl(const struct chacha_drbg *d)
+{
+    return d->impl;
+}
+
+void chacha_drbg_set_impl(struct chacha_drbg *d,
+                          const struct chacha_impl *impl)
+{
+    d->impl = impl;
+}
+
+void chacha_drbg_set_kernel_mix(struct chacha_drbg *d, chacha_drbg_mix_fn *mix)
+{
+    d->kernel_mix = mix;
+}
+
+int chacha_drbg_kernel_mix_on(const struct chacha_drbg *d)
+{
+    return d->kernel_mix != NULL;
+}
+
+unsigned int chacha_drbg_mix_failures(const struct chacha_drbg *d)
+{
+    return __atomic_load_n(&d->mix_failures, __ATOMIC_RELAXED);
+}
+
+time_t chacha_drbg_seed_time(const struct chacha_drbg *d)
+{
+    return d->s->seed_time;
 }
 
 void chacha_drbg_free(struct chacha_drbg *d)
@@ -144,45 +188,52 @@ static void mark_seeded(struct chacha_drbg *d)
     s->seeded = CHACHA_DRBG_SEEDED;
 }
 
-/* Seed bytes and new keys pass through registers: zeroed on return. */
-CHACHA_CLEAR_REGS
-void chacha_drbg_instantiate(struct chacha_drbg *d, const uint8_t *e,
-                             size_t elen, const uint8_t *pers, size_t perslen)
+/* K = 0, N = 0, empty buffer; whatever a previous seeding left goes first. */
+static void start_from_zero(struct chacha_drbg *d)
 {
     static const uint8_t zero[CHACHA_KEY_BYTES];
-    struct piece pc[2] = { { e, elen }, { pers, perslen } };
 
-    /* whatever a previous seeding left behind goes first */
     chacha_drbg_wipe(d);
     chacha_state_init(d->s->state, zero, 0, zero);
+}
+
+/* Seed bytes and new keys pass through registers: zeroed on return. */
+CHACHA_CLEAR_REGS
+void chacha_drbg_instantiate(struct chacha_drbg *d,
+                             const uint8_t *fresh_entropy, size_t fresh_len,
+                             const uint8_t *pers, size_t perslen)
+{
+    struct piece pc[2] = { { fresh_entropy, fresh_len }, { pers, perslen } };
+
+    start_from_zero(d);
     absorb(d, pc, 2);
     mark_seeded(d);
 }
 
 CHACHA_CLEAR_REGS
-void chacha_drbg_reseed(struct chacha_drbg *d, const uint8_t *ent,
-                        size_t entlen, const uint8_t *e, size_t elen,
-                        const uint8_t *adin, size_t adinlen)
+void chacha_drbg_reseed(struct chacha_drbg *d, const uint8_t *caller_entropy,
+                        size_t caller_len, const uint8_t *fresh_entropy,
+                        size_t fresh_len, const uint8_t *adin,
+                        size_t adinlen)
 {
-    struct piece pc[3] = { { ent, entlen }, { e, elen }, { adin, adinlen } };
+    struct piece pc[3] = { { caller_entropy, caller_len },
+                           { fresh_entropy, fresh_len },
+                           { adin, adinlen } };
 
-    if (d->s->seeded != CHACHA_DRBG_SEEDED) {
-        /* a fork child's page is all zero: restore the constants */
-        static const uint8_t zero[CHACHA_KEY_BYTES];
-
-        chacha_drbg_wipe(d);
-        chacha_state_init(d->s->state, zero, 0, zero);
-    }
+    /*
+     * Wiped, never seeded or a fork child: the same start in every fork
+     * mode (a wipe-on-fork child's page is all zero, constants included).
+     */
+    if (!chacha_drbg_is_seeded(d))
+        start_from_zero(d);
     absorb(d, pc, 3);
     mark_seeded(d);
 }
 
-int chacha_drbg_is_seeded(const struct chacha_drbg *d)
+int chacha_drbg_same_process_fallback(const struct chacha_drbg *d)
 {
     const struct chacha_drbg_secret *s = d->s;
 
-    if (s->seeded != CHACHA_DRBG_SEEDED)
-        return 0;
     switch (d->fork_mode) {
     case CHACHA_FORK_WIPEONFORK:
         /* a child of any kind would have found the page zeroed */
@@ -202,37 +253,6 @@ int chacha_drbg_is_seeded(const struct chacha_drbg *d)
     default:
         return s->pid == getpid();
     }
-}
-
-int chacha_drbg_reseed_due(const struct chacha_drbg *d, time_t now)
-{
-    const struct chacha_drbg_secret *s = d->s;
-
-    if (!chacha_drbg_is_seeded(d))
-        return 1;
-    if (d->reseed_requests != 0 && s->calls >= d->reseed_requests)
-        return 1;
-    if (s->bytes >= CHACHA_DRBG_RESEED_BYTES)
-        return 1;
-    /* a clock that went backwards also reseeds */
-    if (d->reseed_interval != 0
-        && (now < s->seed_time || now - s->seed_time >= d->reseed_interval))
-        return 1;
-    return 0;
-}
-
-/* Hand out |n| <= avail bytes from the buffer front, wiping them. */
-static void take_buffered(struct chacha_drbg_secret *s, uint8_t *out,
-                          size_t n)
-{
-    uint8_t *p = s->ks + CHACHA_DRBG_KS_BYTES - s->avail;
-
-    if (n == 0)
-        return;
-    memcpy(out, p, n);
-    /* these bytes now belong to the caller alone */
-    chacha_wipe(p, n);
-    s->avail -= n;
 }
 
 /* K ^= G, G fresh from the kernel, if kernel mixing is on (see the top). */
@@ -294,10 +314,10 @@ static void generate_direct(struct chacha_drbg *d, uint8_t *out, size_t r)
         return;
     }
     d->impl->blocks(y, s->state, 1);
-    s->state[CTR] = 1;
+    s->state[CHACHA_COUNTER_WORD] = 1;
     d->impl->blocks(out, s->state, full);
     if (tail != 0) {
-        s->state[CTR] = (uint32_t)(1 + full);
+        s->state[CHACHA_COUNTER_WORD] = (uint32_t)(1 + full);
         d->impl->blocks(last, s->state, 1);
         memcpy(out + full * CHACHA_BLOCK_BYTES, last, tail);
         /* keystream that nobody will be handed */
@@ -322,7 +342,7 @@ void chacha_drbg_generate(struct chacha_drbg *d, uint8_t *out, size_t n,
     s->bytes += n;
 
     take = n < s->avail ? n : s->avail;
-    take_buffered(s, out, take);
+    chacha_drbg_take_buffered(s, out, take);
     n -= take;
     if (n == 0)
         return;
@@ -331,7 +351,7 @@ void chacha_drbg_generate(struct chacha_drbg *d, uint8_t *out, size_t n,
         generate_direct(d, out, n);
     } else {
         refill(d);
-        take_buffered(s, out, n);
+        chacha_drbg_take_buffered(s, out, n);
     }
 }
 

@@ -57,6 +57,12 @@ struct chacha_drbg_secret {
  */
 typedef int chacha_drbg_mix_fn(uint8_t g[CHACHA_KEY_BYTES]);
 
+/*
+ * The generator.  Callers use the functions below, never the fields: the
+ * struct is here only because the inline fast path (chacha_drbg_reseed_due()
+ * and chacha_drbg_generate_fast()) reads the buffer, the counts, the fork
+ * mode and the policy without a call.
+ */
 struct chacha_drbg {
     struct chacha_drbg_secret *s;
     struct chacha_pool_chunk *home; /* the mapping that holds s */
@@ -75,26 +81,54 @@ struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl);
 void chacha_drbg_free(struct chacha_drbg *d);
 
 /*
- * Seed from scratch: K = 0, N = 0, then absorb(|e| || |pers|).  Resets the
- * call and byte counts and the seed time.
+ * The reseed policy of DESIGN.md section 4: a reseed is due after
+ * |reseed_requests| calls (0: no limit) and after |reseed_interval| seconds
+ * (0: no limit).  New generators have 65536 calls and 3600 seconds.
  */
-void chacha_drbg_instantiate(struct chacha_drbg *d, const uint8_t *e,
-                             size_t elen, const uint8_t *pers, size_t perslen);
+void chacha_drbg_set_policy(struct chacha_drbg *d,
+                            unsigned int reseed_requests,
+                            time_t reseed_interval);
+void chacha_drbg_get_policy(const struct chacha_drbg *d,
+                            unsigned int *reseed_requests,
+                            time_t *reseed_interval);
 
-/* absorb(|ent| || |e| || |adin|) into the current state; resets counts. */
-void chacha_drbg_reseed(struct chacha_drbg *d, const uint8_t *ent,
-                        size_t entlen, const uint8_t *e, size_t elen,
-                        const uint8_t *adin, size_t adinlen);
+/* The kernel that computes the keystream (a new one applies at once). */
+const struct chacha_impl *chacha_drbg_impl(const struct chacha_drbg *d);
+void chacha_drbg_set_impl(struct chacha_drbg *d,
+                          const struct chacha_impl *impl);
 
 /*
- * 1 if a reseed must come before the next call: fork, never seeded, the
- * call limit, the 16 MiB byte limit, or the time interval (|now| is
- * time(NULL), passed in so the caller decides whether to read the clock).
+ * Kernel mixing: |mix| is called before every refill and direct request,
+ * NULL turns mixing off (the default).  chacha_drbg_mix_failures() counts
+ * the calls that returned 0, over the generator's life.
  */
-int chacha_drbg_reseed_due(const struct chacha_drbg *d, time_t now);
+void chacha_drbg_set_kernel_mix(struct chacha_drbg *d, chacha_drbg_mix_fn *mix);
+int chacha_drbg_kernel_mix_on(const struct chacha_drbg *d);
+unsigned int chacha_drbg_mix_failures(const struct chacha_drbg *d);
 
-/* 1 if the state is seeded in this process (not wiped by fork or uninstantiate). */
-int chacha_drbg_is_seeded(const struct chacha_drbg *d);
+/* time(NULL) at the last instantiate or reseed. */
+time_t chacha_drbg_seed_time(const struct chacha_drbg *d);
+
+/*
+ * Seed from scratch: K = 0, N = 0, then absorb(|fresh_entropy| || |pers|).
+ * Resets the call and byte counts and the seed time.
+ */
+void chacha_drbg_instantiate(struct chacha_drbg *d,
+                             const uint8_t *fresh_entropy, size_t fresh_len,
+                             const uint8_t *pers, size_t perslen);
+
+/*
+ * absorb(|caller_entropy| || |fresh_entropy| || |adin|), as reseed(E, adin)
+ * of DESIGN.md section 3: |caller_entropy| is what the application passed
+ * to reseed (usually nothing), |fresh_entropy| the 48 bytes E from the
+ * entropy source.  A generator that is not seeded (see
+ * chacha_drbg_is_seeded()) starts from K = 0, N = 0 as instantiate does,
+ * so a fork child never builds on the key it inherited.  Resets the counts.
+ */
+void chacha_drbg_reseed(struct chacha_drbg *d, const uint8_t *caller_entropy,
+                        size_t caller_len, const uint8_t *fresh_entropy,
+                        size_t fresh_len, const uint8_t *adin,
+                        size_t adinlen);
 
 /*
  * absorb(|adin|), then write |n| bytes to |out| and count one call.  The
@@ -103,45 +137,106 @@ int chacha_drbg_is_seeded(const struct chacha_drbg *d);
 void chacha_drbg_generate(struct chacha_drbg *d, uint8_t *out, size_t n,
                           const uint8_t *adin, size_t adinlen);
 
+/* Wipe all secret state (uninstantiate); the generator is unseeded after. */
+void chacha_drbg_wipe(struct chacha_drbg *d);
+
+/* 1 if every byte of the secret state is zero. */
+int chacha_drbg_is_zeroized(const struct chacha_drbg *d);
+
+/* ------------------------------------------------------------------------
+ * Inline: the reseed decision and the small-request path
+ * ------------------------------------------------------------------------ */
+
 #define CHACHA_DRBG_SEEDED 0x5eed5eedu
 
 /*
- * The small-request fast path: serve |n| bytes from the buffer if they are
- * all there and no reseed is due, with |now| read only when a time limit is
- * set.  Returns 1 if served, 0 (nothing done) if the caller must take the
- * full path.  Same output as chacha_drbg_generate() with no additional input.
+ * The fallback fork checks (atfork generation, getpid), out of line: they
+ * make a system call anyway.  Only for chacha_drbg_is_seeded().
  */
-static inline int chacha_drbg_generate_fast(struct chacha_drbg *d,
-                                            uint8_t *out, size_t n)
+int chacha_drbg_same_process_fallback(const struct chacha_drbg *d);
+
+/*
+ * 1 if the generator is seeded in this process: instantiated or reseeded,
+ * not wiped since, and no fork since.  "Seeded" means this and nothing
+ * else, everywhere.  Under wipe-on-fork a child's page reads all zero, so
+ * the flag alone answers, inline; the fallback modes also ask the process.
+ */
+static inline int chacha_drbg_is_seeded(const struct chacha_drbg *d)
 {
-    struct chacha_drbg_secret *s = d->s;
-    uint8_t *p;
+    if (d->s->seeded != CHACHA_DRBG_SEEDED)
+        return 0;
+    return d->fork_mode == CHACHA_FORK_WIPEONFORK
+           || chacha_drbg_same_process_fallback(d);
+}
+
+/*
+ * The reseed decision, the one definition, in two parts: a reseed must come
+ * before the next call if chacha_drbg_due_untimed() or
+ * chacha_drbg_due_timed() says so.  The untimed part: the generator is not
+ * seeded (never, wiped or forked), or has served reseed_requests calls, or
+ * 16 MiB.
+ */
+static inline int chacha_drbg_due_untimed(const struct chacha_drbg *d)
+{
+    const struct chacha_drbg_secret *s = d->s;
+
+    return !chacha_drbg_is_seeded(d)
+           || (d->reseed_requests != 0 && s->calls >= d->reseed_requests)
+           || s->bytes >= CHACHA_DRBG_RESEED_BYTES;
+}
+
+/*
+ * The timed part: a reseed interval of |interval| seconds (0: no time
+ * limit) since the seeding recorded in |s| is over at |now|, or the clock
+ * went backwards.
+ */
+static inline int chacha_drbg_due_timed(const struct chacha_drbg_secret *s,
+                                        time_t interval, time_t now)
+{
+    return interval != 0
+           && (now < s->seed_time || now - s->seed_time >= interval);
+}
+
+/* 1 if a reseed is due before the next call, at time |now|. */
+static inline int chacha_drbg_reseed_due_at(const struct chacha_drbg *d,
+                                            time_t now)
+{
+    return chacha_drbg_due_untimed(d)
+           || chacha_drbg_due_timed(d->s, d->reseed_interval, now);
+}
+
+/*
+ * The same at the current time, for every generate path: the clock is read
+ * last, and only if a time limit is set.  |s| is kept in a local so that
+ * the compiler need not load it again after the call.
+ */
+static inline int chacha_drbg_reseed_due(const struct chacha_drbg *d)
+{
+    const struct chacha_drbg_secret *s = d->s;
+    time_t now;
+
+    if (chacha_drbg_due_untimed(d))
+        return 1;
+    if (d->reseed_interval == 0)
+        return 0;
+    now = time(NULL);
+    return chacha_drbg_due_timed(s, d->reseed_interval, now);
+}
+
+/*
+ * Hand out the |n| <= avail bytes at the buffer front to |out| and zero
+ * them there: the caller's copy is the only one left.  Plain stores are
+ * enough, as in memcpy_and_zero_src() of Linux's vDSO getrandom: the buffer
+ * outlives the call, so no compiler may drop them.  Small sizes copy two
+ * overlapping words rather than call libc.
+ */
+static inline void chacha_drbg_take_buffered(struct chacha_drbg_secret *s,
+                                             uint8_t *out, size_t n)
+{
+    uint8_t *p = s->ks + CHACHA_DRBG_KS_BYTES - s->avail;
     size_t i;
 
-    /*
-     * chacha_drbg_reseed_due() in brief, for the common wipe-on-fork case
-     * only: calling it here costs a few nanoseconds per request (its fork
-     * checks call out of line), a fifth of the whole path.
-     */
-    if (n > s->avail || s->seeded != CHACHA_DRBG_SEEDED
-        || d->fork_mode != CHACHA_FORK_WIPEONFORK
-        || (d->reseed_requests != 0 && s->calls >= d->reseed_requests)
-        || s->bytes >= CHACHA_DRBG_RESEED_BYTES)
-        return 0;
-    if (d->reseed_interval != 0) {
-        time_t now = time(NULL);
-
-        if (now < s->seed_time || now - s->seed_time >= d->reseed_interval)
-            return 0;
-    }
-    s->calls++;
-    s->bytes += n;
-    p = s->ks + CHACHA_DRBG_KS_BYTES - s->avail;
     s->avail -= n;
-    /*
-     * Small sizes copy two overlapping words rather than call libc; the
-     * bytes handed out are zeroed (the caller's copy is the only one).
-     */
     if (n >= 8 && n <= 16) {
         uint64_t head, tail;
 
@@ -167,15 +262,28 @@ static inline int chacha_drbg_generate_fast(struct chacha_drbg *d,
         }
     } else {
         memcpy(out, p, n);
-        memset(p, 0, n); /* handed out; the buffer outlives this call */
+        memset(p, 0, n);
     }
-    return 1;
 }
 
-/* Wipe all secret state (uninstantiate); the generator is unseeded after. */
-void chacha_drbg_wipe(struct chacha_drbg *d);
+/*
+ * The small-request path: serve |n| bytes from the buffer if they are all
+ * there and no reseed is due.  Returns 1 if served, 0 (nothing done) if
+ * the caller must take the full path.  Same output as chacha_drbg_generate()
+ * with no additional input.  Under wipe-on-fork nothing here leaves the
+ * inline code but time(2), and that only when a time limit is set.
+ */
+static inline int chacha_drbg_generate_fast(struct chacha_drbg *d,
+                                            uint8_t *out, size_t n)
+{
+    struct chacha_drbg_secret *s = d->s;
 
-/* 1 if every byte of the secret state is zero. */
-int chacha_drbg_is_zeroized(const struct chacha_drbg *d);
+    if (n > s->avail || chacha_drbg_reseed_due(d))
+        return 0;
+    s->calls++;
+    s->bytes += n;
+    chacha_drbg_take_buffered(s, out, n);
+    return 1;
+}
 
 #endif

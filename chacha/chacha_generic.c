@@ -44,7 +44,7 @@ void chacha_state_init(uint32_t state[16], const uint8_t key[32],
     state[3] = 0x6b206574;
     for (i = 0; i < 8; i++)
         state[4 + i] = load32_le(key + 4 * i);
-    state[12] = counter;
+    state[CHACHA_COUNTER_WORD] = counter;
     for (i = 0; i < 3; i++)
         state[13 + i] = load32_le(nonce + 4 * i);
 }
@@ -64,13 +64,13 @@ static __attribute__((noinline)) CHACHA_CLEAR_REGS void
 blocks_unwiped(uint8_t *out, const uint32_t state[16], size_t nblocks)
 {
     uint32_t x[16];
-    uint32_t counter = state[12];
+    uint32_t counter = state[CHACHA_COUNTER_WORD];
     int i;
 
     while (nblocks-- > 0) {
         for (i = 0; i < 16; i++)
             x[i] = state[i];
-        x[12] = counter;
+        x[CHACHA_COUNTER_WORD] = counter;
         for (i = 0; i < 10; i++) {
             QUARTERROUND(x[0], x[4], x[8], x[12]);
             QUARTERROUND(x[1], x[5], x[9], x[13]);

@@ -220,7 +220,7 @@ int chacharng_kmix_default(const CHACHARNG_PROV_CTX *prov,
     if (ctx->parent_get_ctx_params == chacharng_rand_get_ctx_params) {
         const CHACHARNG_RAND_CTX *parent = ctx->parent;
 
-        return parent->drbg->kernel_mix != NULL;
+        return chacha_drbg_kernel_mix_on(parent->drbg);
     }
     /*
      * An entropy source (SEED-SRC, JITTER) has no settable parameters:
@@ -232,7 +232,7 @@ int chacharng_kmix_default(const CHACHARNG_PROV_CTX *prov,
 
 void chacharng_kmix_set(struct chacha_drbg *d, int on)
 {
-    d->kernel_mix = on ? chacharng_kmix_read : NULL;
+    chacha_drbg_set_kernel_mix(d, on ? chacharng_kmix_read : NULL);
 }
 
 int chacharng_kmix_read(uint8_t g[CHACHA_KEY_BYTES])

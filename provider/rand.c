@@ -108,7 +108,7 @@ static void chacharng_rand_freectx(void *vctx)
 static void note_seeded(CHACHARNG_RAND_CTX *ctx)
 {
     __atomic_add_fetch(&ctx->reseed_counter, 1, __ATOMIC_RELAXED);
-    ctx->reseed_time = ctx->drbg->s->seed_time;
+    ctx->reseed_time = chacha_drbg_seed_time(ctx->drbg);
 }
 
 /*
@@ -292,7 +292,6 @@ static int generate_locked(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
                            const unsigned char *adin, size_t adinlen)
 {
     struct chacha_drbg *d = ctx->drbg;
-    time_t now;
 
     if (adin == NULL)
         adinlen = 0;
@@ -312,9 +311,7 @@ static int generate_locked(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
     if (ctx->state != EVP_RAND_STATE_READY && !ensure_ready(ctx))
         return 0;
 
-    /* only read the clock when a time limit is set */
-    now = d->reseed_interval != 0 ? time(NULL) : 0;
-    if (pred_res || chacha_drbg_reseed_due(d, now) || parent_moved(ctx)) {
+    if (pred_res || chacha_drbg_reseed_due(d) || parent_moved(ctx)) {
         if (!reseed_locked(ctx, pred_res, NULL, 0, adin, adinlen))
             return 0;
         adinlen = 0; /* absorbed once, by the reseed */

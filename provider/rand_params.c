@@ -198,9 +198,12 @@ static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
 {
     const CHACHARNG_PROV_CTX *prov = ctx->provctx;
     OSSL_PARAM *p;
+    unsigned int requests;
+    time_t interval;
 
     if (params == NULL)
         return 1;
+    chacha_drbg_get_policy(ctx->drbg, &requests, &interval);
     p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_MAX_REQUEST);
     if (p != NULL && !OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_REQUEST))
         return chacharng_param_refused(prov, p);
@@ -211,10 +214,10 @@ static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
     if (p != NULL && !OSSL_PARAM_set_uint(p, CHACHA_DRBG_STRENGTH))
         return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_RESEED_REQUESTS);
-    if (p != NULL && !OSSL_PARAM_set_uint(p, ctx->drbg->reseed_requests))
+    if (p != NULL && !OSSL_PARAM_set_uint(p, requests))
         return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL);
-    if (p != NULL && !OSSL_PARAM_set_time_t(p, ctx->drbg->reseed_interval))
+    if (p != NULL && !OSSL_PARAM_set_time_t(p, interval))
         return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, OSSL_DRBG_PARAM_RESEED_COUNTER);
     if (p != NULL
@@ -231,15 +234,16 @@ static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
     if (p != NULL && !OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_INPUT))
         return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, PARAM_IMPL);
-    if (p != NULL && !chacharng_param_set_utf8(p, ctx->drbg->impl->name))
+    if (p != NULL
+        && !chacharng_param_set_utf8(p, chacha_drbg_impl(ctx->drbg)->name))
         return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, PARAM_KERNEL_MIX);
-    if (p != NULL && !OSSL_PARAM_set_int(p, ctx->drbg->kernel_mix != NULL))
+    if (p != NULL
+        && !OSSL_PARAM_set_int(p, chacha_drbg_kernel_mix_on(ctx->drbg)))
         return chacharng_param_refused(prov, p);
     p = OSSL_PARAM_locate(params, PARAM_KERNEL_MIX_FAILURES);
     if (p != NULL
-        && !OSSL_PARAM_set_uint(p, __atomic_load_n(&ctx->drbg->mix_failures,
-                                                   __ATOMIC_RELAXED)))
+        && !OSSL_PARAM_set_uint(p, chacha_drbg_mix_failures(ctx->drbg)))
         return chacharng_param_refused(prov, p);
     return 1;
 }
@@ -361,13 +365,14 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     CHACHARNG_RAND_CTX *ctx = vctx;
     const CHACHARNG_PROV_CTX *prov = ctx->provctx;
     const OSSL_PARAM *p;
-    unsigned int requests = ctx->drbg->reseed_requests;
-    time_t interval = ctx->drbg->reseed_interval;
-    const struct chacha_impl *impl = ctx->drbg->impl;
-    int kernel_mix = ctx->drbg->kernel_mix != NULL;
+    unsigned int requests;
+    time_t interval;
+    const struct chacha_impl *impl = chacha_drbg_impl(ctx->drbg);
+    int kernel_mix = chacha_drbg_kernel_mix_on(ctx->drbg);
 
     if (params == NULL)
         return 1;
+    chacha_drbg_get_policy(ctx->drbg, &requests, &interval);
     /* validate everything first, so a failure changes nothing */
     p = OSSL_PARAM_locate_const(params, OSSL_DRBG_PARAM_RESEED_REQUESTS);
     if (p != NULL && !has_number(prov, p))
@@ -390,9 +395,8 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         return 0;
     if (!parse_kernel_mix(ctx, params, &kernel_mix))
         return 0;
-    ctx->drbg->reseed_requests = requests;
-    ctx->drbg->reseed_interval = interval;
-    ctx->drbg->impl = impl;
+    chacha_drbg_set_policy(ctx->drbg, requests, interval);
+    chacha_drbg_set_impl(ctx->drbg, impl);
     chacharng_kmix_set(ctx->drbg, kernel_mix);
     return 1;
 }

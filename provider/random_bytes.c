@@ -333,10 +333,8 @@ int chacharng_random_bytes(void *vprov, int which, void *vbuf, size_t n,
      */
     do {
         size_t chunk = n < CHACHARNG_MAX_REQUEST ? n : CHACHARNG_MAX_REQUEST;
-        /* only read the clock when a time limit is set */
-        time_t now = d->reseed_interval != 0 ? time(NULL) : 0;
 
-        if (chacha_drbg_reseed_due(d, now) && !rb_reseed(prov, d))
+        if (chacha_drbg_reseed_due(d) && !rb_reseed(prov, d))
             return 0;
         chacha_drbg_generate(d, buf, chunk, NULL, 0);
         buf += chunk;

@@ -186,38 +186,38 @@ static void test_policy(void)
 
     if (!TU_OK(d != NULL, "new generator"))
         return;
-    t0 = d->s->seed_time;
-    TU_OK(!chacha_drbg_reseed_due(d, t0), "fresh seed: no reseed due");
+    t0 = chacha_drbg_seed_time(d);
+    TU_OK(!chacha_drbg_reseed_due_at(d, t0), "fresh seed: no reseed due");
 
-    d->reseed_requests = 3;
+    chacha_drbg_set_policy(d, 3, CHACHA_DRBG_DEFAULT_RESEED_INTERVAL);
     for (i = 0; i < 3; i++) {
-        due_early |= chacha_drbg_reseed_due(d, t0);
+        due_early |= chacha_drbg_reseed_due_at(d, t0);
         chacha_drbg_generate(d, out, i == 1 ? 0 : 16, NULL, 0);
     }
-    TU_OK(!due_early && chacha_drbg_reseed_due(d, t0),
+    TU_OK(!due_early && chacha_drbg_reseed_due_at(d, t0),
           "reseed_requests=3: three calls (one empty) served, fourth due");
     chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
-    TU_OK(!chacha_drbg_reseed_due(d, d->s->seed_time),
+    TU_OK(!chacha_drbg_reseed_due_at(d, chacha_drbg_seed_time(d)),
           "reseed resets the call count");
 
-    d->reseed_requests = 0;
+    chacha_drbg_set_policy(d, 0, CHACHA_DRBG_DEFAULT_RESEED_INTERVAL);
     for (i = 0; i < 15; i++)
         chacha_drbg_generate(d, big, sizeof(big), NULL, 0);
-    due_early = chacha_drbg_reseed_due(d, d->s->seed_time);
+    due_early = chacha_drbg_reseed_due_at(d, chacha_drbg_seed_time(d));
     chacha_drbg_generate(d, big, sizeof(big) - 1, NULL, 0);
     chacha_drbg_generate(d, big, 1, NULL, 0);
-    TU_OK(!due_early && chacha_drbg_reseed_due(d, d->s->seed_time),
+    TU_OK(!due_early && chacha_drbg_reseed_due_at(d, chacha_drbg_seed_time(d)),
           "due at 16 MiB produced, not before");
 
     chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
-    t0 = d->s->seed_time;
-    d->reseed_interval = 10;
-    TU_OK(!chacha_drbg_reseed_due(d, t0 + 9)
-              && chacha_drbg_reseed_due(d, t0 + 10)
-              && chacha_drbg_reseed_due(d, t0 - 1),
+    t0 = chacha_drbg_seed_time(d);
+    chacha_drbg_set_policy(d, 0, 10);
+    TU_OK(!chacha_drbg_reseed_due_at(d, t0 + 9)
+              && chacha_drbg_reseed_due_at(d, t0 + 10)
+              && chacha_drbg_reseed_due_at(d, t0 - 1),
           "interval 10 s: due at +10 s and when the clock goes back");
-    d->reseed_interval = 0;
-    TU_OK(!chacha_drbg_reseed_due(d, t0 + 100000), "interval 0: no limit");
+    chacha_drbg_set_policy(d, 0, 0);
+    TU_OK(!chacha_drbg_reseed_due_at(d, t0 + 100000), "interval 0: no limit");
     chacha_drbg_free(d);
 }
 
@@ -238,8 +238,7 @@ static int child_fd;
 
 static int child_reports(void)
 {
-    char due = (char)('0' + chacha_drbg_reseed_due(child_drbg,
-                                                   child_drbg->s->seed_time));
+    char due = (char)('0' + chacha_drbg_reseed_due(child_drbg));
 
     return write(child_fd, &due, 1) == 1 ? 0 : 2;
 }
@@ -326,8 +325,51 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
         TU_OK(child_due == '1', "fork mode %s: a child made by %s must reseed",
               name, split_name[how]);
     }
-    TU_OK(!chacha_drbg_reseed_due(d, d->s->seed_time),
+    TU_OK(!chacha_drbg_reseed_due(d),
           "fork mode %s: the parent need not", name);
+    chacha_drbg_free(d);
+}
+
+/*
+ * "Seeded" means seeded in this process, in every fork mode: a fork child's
+ * reseed with E starts from K = 0, N = 0 like instantiate(E), so it gives
+ * what a wipe-on-fork child gives, and nothing of the inherited key.
+ */
+static void test_fork_child_reseed(enum chacha_fork_mode mode,
+                                   const char *name)
+{
+    struct chacha_drbg *d;
+    int status;
+    pid_t pid;
+
+    chacha_secpage_force_mode(mode);
+    d = seeded_drbg();
+    chacha_secpage_force_mode(0);
+    if (!TU_OK(d != NULL, "new generator (%s)", name))
+        return;
+    if (d->fork_mode != mode) {
+        tu_skip("fork mode %s: kernel does not honour madvise here", name);
+        chacha_drbg_free(d);
+        return;
+    }
+    pid = fork();
+    if (pid == 0) {
+        static const uint8_t e[CHACHA_DRBG_SEED_BYTES] = { 0xe5, 0xee, 0xd };
+        uint8_t got[100], want[100];
+        struct chacha_drbg *fresh = chacha_drbg_new(impl_under_test());
+
+        if (fresh == NULL)
+            _exit(2);
+        chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
+        chacha_drbg_generate(d, got, sizeof(got), NULL, 0);
+        chacha_drbg_instantiate(fresh, e, sizeof(e), NULL, 0);
+        chacha_drbg_generate(fresh, want, sizeof(want), NULL, 0);
+        _exit(memcmp(got, want, sizeof(got)) == 0 ? 0 : 1);
+    }
+    TU_OK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)
+              && WEXITSTATUS(status) == 0,
+          "fork mode %s: a child's reseed(E) gives what instantiate(E) gives",
+          name);
     chacha_drbg_free(d);
 }
 
@@ -399,7 +441,8 @@ static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
     *unread = 0;
     if (d1 == NULL || d2 == NULL)
         goto out;
-    d1->kernel_mix = d2->kernel_mix = mix;
+    chacha_drbg_set_kernel_mix(d1, mix);
+    chacha_drbg_set_kernel_mix(d2, mix);
     chacha_drbg_generate(d1, pre, used, NULL, 0);
     memcpy(d2->s, d1->s, sizeof(*d1->s)); /* the snapshot, restored twice */
     *unread = d1->s->avail;
@@ -467,6 +510,9 @@ static void body(void)
     test_fork_mode(CHACHA_FORK_GETPID, "getpid", stack);
     if (stack != NULL)
         munmap(stack, STACK_BYTES);
+    test_fork_child_reseed(CHACHA_FORK_WIPEONFORK, "wipe-on-fork");
+    test_fork_child_reseed(CHACHA_FORK_ATFORK, "atfork");
+    test_fork_child_reseed(CHACHA_FORK_GETPID, "getpid");
     test_clone();
 
     chacha_secpage_fail_next(1);
