@@ -4,7 +4,10 @@
  * CTR-DRBG and the default configuration, side by side in one run.  Every
  * figure is the median of RUNS runs, the two sides interleaved run by run,
  * and each ratio is of those medians ("no slower" means a ratio of at least
- * 0.95).  Times are wall-clock (CLOCK_MONOTONIC).  System calls are counted
+ * 0.95).  Times are CPU time of the whole process (CLOCK_PROCESS_CPUTIME_ID,
+ * every thread, user and system): on a shared machine wall-clock time mostly
+ * measures the other tenants, CPU time what each side costs.  Even so a
+ * busy host still shifts cache and frequency: read the ratios.  System calls are counted
  * by interposition (interpose.c).  This is not a test: the targets are
  * printed for information and the exit status does not depend on them.
  */
@@ -45,7 +48,7 @@ static double now(void)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -175,9 +178,9 @@ static double mbps_evp(EVP_CIPHER_CTX *e, const unsigned char *zeros,
 
 static void bench_bulk(OSSL_LIB_CTX *lc)
 {
-    static const size_t lens[] = { 4096, 65536 };
+    static const size_t lens[] = { 4, 16, 4096, 65536, 1 << 20 };
     static const unsigned char key[32] = { 1 }, iv[16] = { 0 };
-    unsigned char *buf = malloc(65536), *zeros = calloc(1, 65536);
+    unsigned char *buf = malloc(1 << 20), *zeros = calloc(1, 1 << 20);
     EVP_RAND_CTX *c = new_ready(chacha);
     EVP_CIPHER *cc20 = EVP_CIPHER_fetch(lc, "ChaCha20", NULL);
     EVP_CIPHER_CTX *e = EVP_CIPHER_CTX_new();
@@ -186,10 +189,12 @@ static void bench_bulk(OSSL_LIB_CTX *lc)
     if (buf == NULL || zeros == NULL || c == NULL || cc20 == NULL || e == NULL
         || !EVP_EncryptInit_ex(e, cc20, NULL, key, iv))
         die("bulk set-up failed");
-    printf("\nBulk requests against OpenSSL's EVP ChaCha20 keystream (MB/s)\n");
-    for (i = 0; i < 2; i++) {
+    printf("\nRequests against OpenSSL's EVP ChaCha20 keystream (MB/s; "
+           "the target is for 4 KiB and 64 KiB)\n");
+    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
         double a[RUNS], b[RUNS], ma, mb;
-        int calls = (int)((64u << 20) / lens[i]), r;
+        size_t want = ((size_t)64 << 20) / lens[i];
+        int calls = want > 200000 ? 200000 : (int)want, r;
 
         for (r = 0; r < RUNS; r++) {
             a[r] = mbps_drbg(c, buf, lens[i], calls);
@@ -197,8 +202,8 @@ static void bench_bulk(OSSL_LIB_CTX *lc)
         }
         ma = median(a, RUNS);
         mb = median(b, RUNS);
-        printf("  %5zu bytes: chacharng %8.0f   EVP ChaCha20 %8.0f   ratio "
-               "%.2f  (target >= 0.90)\n", lens[i], ma, mb, ma / mb);
+        printf("  %7zu bytes: chacharng %8.1f   EVP ChaCha20 %8.1f   ratio "
+               "%.2f\n", lens[i], ma, mb, ma / mb);
     }
     EVP_CIPHER_CTX_free(e);
     EVP_CIPHER_free(cc20);
