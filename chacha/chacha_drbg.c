@@ -33,8 +33,11 @@
  * "seeded" is false, whatever made the child; or, without wipe-on-fork,
  * the atfork generation moved (fork() only) or getpid() changed (every
  * split into a new pid); or getpid() alone where no atfork handler could
- * be registered.  The caller (the provider) adds prediction resistance and
- * the parent's reseed counter, then supplies the entropy.
+ * be registered.  The decision is chacha_drbg_reseed_due(), inline in the
+ * header so that the small-request path makes no call to take it; a child
+ * that reseeds starts from K = 0, N = 0, in every mode.  The caller (the
+ * provider) adds prediction resistance and the parent's reseed counter,
+ * then supplies the entropy.
  */
 #include "chacha_drbg.h"
 
@@ -47,18 +50,43 @@
 _Static_assert(sizeof(struct chacha_drbg_secret) <= CHACHA_POOL_SLOT_BYTES,
                "a state fits a pool slot");
 
+/*
+ * The whole generator: the part that chacha_drbg.h shows, for the inline
+ * path, then what only this file reads.  A struct chacha_drbg * always
+ * points at the |shown| member of one of these.
+ */
+struct drbg_whole {
+    struct chacha_drbg shown; /* first, so the two pointers are one */
+    const struct chacha_impl *impl;
+    struct chacha_pool_chunk *home; /* the mapping that holds shown.s */
+    chacha_drbg_mix_fn *kernel_mix; /* NULL: kernel mixing off */
+    unsigned int mix_failures;      /* kernel reads that failed (atomic) */
+};
+
+static struct drbg_whole *whole(struct chacha_drbg *d)
+{
+    return (struct drbg_whole *)d;
+}
+
+static const struct drbg_whole *whole_const(const struct chacha_drbg *d)
+{
+    return (const struct drbg_whole *)d;
+}
+
 struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl)
 {
-    struct chacha_drbg *d = calloc(1, sizeof(*d));
+    struct drbg_whole *w = calloc(1, sizeof(*w));
+    struct chacha_drbg *d;
 
-    if (d == NULL)
+    if (w == NULL)
         return NULL;
-    d->s = chacha_pool_get(sizeof(*d->s), &d->fork_mode, &d->home);
+    d = &w->shown;
+    d->s = chacha_pool_get(sizeof(*d->s), &d->fork_mode, &w->home);
     if (d->s == NULL) {
-        free(d);
+        free(w);
         return NULL;
     }
-    d->impl = impl;
+    w->impl = impl;
     d->reseed_requests = CHACHA_DRBG_DEFAULT_RESEED_REQUESTS;
     d->reseed_interval = CHACHA_DRBG_DEFAULT_RESEED_INTERVAL;
     return d;
@@ -82,28 +110,28 @@ void chacha_drbg_get_policy(const struct chacha_drbg *d,
 
 const struct chacha_impl *chacha_drbg_impl(const struct chacha_drbg *d)
 {
-    return d->impl;
+    return whole_const(d)->impl;
 }
 
 void chacha_drbg_set_impl(struct chacha_drbg *d,
                           const struct chacha_impl *impl)
 {
-    d->impl = impl;
+    whole(d)->impl = impl;
 }
 
 void chacha_drbg_set_kernel_mix(struct chacha_drbg *d, chacha_drbg_mix_fn *mix)
 {
-    d->kernel_mix = mix;
+    whole(d)->kernel_mix = mix;
 }
 
 int chacha_drbg_kernel_mix_on(const struct chacha_drbg *d)
 {
-    return d->kernel_mix != NULL;
+    return whole_const(d)->kernel_mix != NULL;
 }
 
 unsigned int chacha_drbg_mix_failures(const struct chacha_drbg *d)
 {
-    return __atomic_load_n(&d->mix_failures, __ATOMIC_RELAXED);
+    return __atomic_load_n(&whole_const(d)->mix_failures, __ATOMIC_RELAXED);
 }
 
 time_t chacha_drbg_seed_time(const struct chacha_drbg *d)
@@ -115,8 +143,8 @@ void chacha_drbg_free(struct chacha_drbg *d)
 {
     if (d == NULL)
         return;
-    chacha_pool_put(d->s, d->home); /* wipes the slot */
-    free(d);
+    chacha_pool_put(d->s, whole(d)->home); /* wipes the slot */
+    free(whole(d));
 }
 
 /* K||N = X[0..44), then wipe X, which held the new key. */
@@ -149,7 +177,7 @@ static void absorb(struct chacha_drbg *d, const struct piece *pc, size_t n)
 
     i = 0;
     while (total > 0) {
-        d->impl->blocks(x, s->state, 1);
+        whole(d)->impl->blocks(x, s->state, 1);
         for (fill = 0; fill < CHACHA_DRBG_ABSORB_CHUNK && total > 0;) {
             size_t take;
 
@@ -258,19 +286,20 @@ int chacha_drbg_same_process_fallback(const struct chacha_drbg *d)
 /* K ^= G, G fresh from the kernel, if kernel mixing is on (see the top). */
 static void mix_kernel(struct chacha_drbg *d)
 {
+    struct drbg_whole *w = whole(d);
     uint8_t g[CHACHA_KEY_BYTES];
     uint32_t *k = d->s->state + 4;
     size_t i;
 
-    if (d->kernel_mix == NULL)
+    if (w->kernel_mix == NULL)
         return;
-    if (d->kernel_mix(g)) {
+    if (w->kernel_mix(g)) {
         for (i = 0; i < CHACHA_KEY_BYTES / 4; i++)
             k[i] ^= (uint32_t)g[4 * i] | (uint32_t)g[4 * i + 1] << 8
                     | (uint32_t)g[4 * i + 2] << 16
                     | (uint32_t)g[4 * i + 3] << 24;
     } else {
-        __atomic_add_fetch(&d->mix_failures, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&w->mix_failures, 1, __ATOMIC_RELAXED);
     }
     /* the kernel's bytes, now part of the key (or a failed read's debris) */
     chacha_wipe(g, sizeof(g));
@@ -281,7 +310,7 @@ static void refill(struct chacha_drbg *d)
     struct chacha_drbg_secret *s = d->s;
 
     mix_kernel(d);
-    d->impl->blocks(s->ks, s->state, CHACHA_DRBG_REFILL_BLOCKS);
+    whole(d)->impl->blocks(s->ks, s->state, CHACHA_DRBG_REFILL_BLOCKS);
     set_key_nonce(s, s->ks);
     s->avail = CHACHA_DRBG_BUF_BYTES;
 }
@@ -306,19 +335,19 @@ static void generate_direct(struct chacha_drbg *d, uint8_t *out, size_t r)
     if (nblocks < CHACHA_DRBG_WIDE_BLOCKS) {
         uint8_t wide[CHACHA_DRBG_WIDE_BLOCKS * CHACHA_BLOCK_BYTES];
 
-        d->impl->blocks(wide, s->state, nblocks + 1);
+        whole(d)->impl->blocks(wide, s->state, nblocks + 1);
         memcpy(out, wide + CHACHA_BLOCK_BYTES, r);
         /* the caller's copy is the only one left */
         chacha_wipe(wide + CHACHA_BLOCK_BYTES, nblocks * CHACHA_BLOCK_BYTES);
         set_key_nonce(s, wide);
         return;
     }
-    d->impl->blocks(y, s->state, 1);
+    whole(d)->impl->blocks(y, s->state, 1);
     s->state[CHACHA_COUNTER_WORD] = 1;
-    d->impl->blocks(out, s->state, full);
+    whole(d)->impl->blocks(out, s->state, full);
     if (tail != 0) {
         s->state[CHACHA_COUNTER_WORD] = (uint32_t)(1 + full);
-        d->impl->blocks(last, s->state, 1);
+        whole(d)->impl->blocks(last, s->state, 1);
         memcpy(out + full * CHACHA_BLOCK_BYTES, last, tail);
         /* keystream that nobody will be handed */
         chacha_wipe(last, CHACHA_BLOCK_BYTES);

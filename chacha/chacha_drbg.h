@@ -36,7 +36,9 @@
 
 /*
  * Everything secret, in a slot of a wipe-on-fork mapping (statepool.h):
- * all zero = not seeded.
+ * all zero = not seeded.  The inline path reads ks, avail, the counts,
+ * seed_time and seeded; the other fields share the slot so that one wipe
+ * covers every secret.
  */
 struct chacha_drbg_secret {
     uint32_t state[16];   /* constants, K, counter (always 0 at rest), N */
@@ -58,20 +60,16 @@ struct chacha_drbg_secret {
 typedef int chacha_drbg_mix_fn(uint8_t g[CHACHA_KEY_BYTES]);
 
 /*
- * The generator.  Callers use the functions below, never the fields: the
- * struct is here only because the inline fast path (chacha_drbg_reseed_due()
- * and chacha_drbg_generate_fast()) reads the buffer, the counts, the fork
- * mode and the policy without a call.
+ * The part of a generator that the inline code below (the reseed decision
+ * and chacha_drbg_generate_fast()) reads without a call; the rest (kernel,
+ * kernel mixing) is chacha_drbg.c's alone.  Callers use the functions, never
+ * these fields.
  */
 struct chacha_drbg {
     struct chacha_drbg_secret *s;
-    struct chacha_pool_chunk *home; /* the mapping that holds s */
-    const struct chacha_impl *impl;
     enum chacha_fork_mode fork_mode;
     unsigned int reseed_requests; /* 0 = no limit on calls per seed */
     time_t reseed_interval;       /* seconds; 0 = no time limit */
-    chacha_drbg_mix_fn *kernel_mix; /* NULL: kernel mixing off */
-    unsigned int mix_failures;      /* kernel reads that failed (atomic) */
 };
 
 /* Allocate a generator using kernel |impl|.  Returns NULL on failure. */

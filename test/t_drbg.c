@@ -450,7 +450,7 @@ static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
     draw(d2, b, sizeof(b), req);
     last = last_match(a, b, sizeof(a));
     *same = memcmp(a, b, sizeof(a)) == 0;
-    *failures = d1->mix_failures + d2->mix_failures;
+    *failures = chacha_drbg_mix_failures(d1) + chacha_drbg_mix_failures(d2);
  out:
     chacha_drbg_free(d1);
     chacha_drbg_free(d2);
