@@ -764,14 +764,15 @@ static void test_teardown(const char *sample)
     OSSL_LIB_CTX_free(lc2);
     after = wf_states() - base;
     after_bytes = wf_bytes() - base_bytes;
-    TU_OK(after == 0 && after_bytes == 0,
+    /* teardown also unmaps idle mappings older than |base_bytes| */
+    TU_OK(after == 0 && after_bytes <= 0,
           "random provider: freeing the library context wipes them and "
           "unmaps the mappings made for them while the threads live (%ld "
-          "states, %ld bytes left)", after, after_bytes);
+          "states, %ld bytes more than before)", after, after_bytes);
     pthread_barrier_wait(&hold);
     for (i = 0; i < n; i++)
         pthread_join(th[i], NULL);
-    TU_OK(wf_states() - base == 0 && wf_bytes() - base_bytes == 0,
+    TU_OK(wf_states() - base == 0 && wf_bytes() - base_bytes <= 0,
           "random provider: the threads then exit cleanly, nothing left");
     pthread_barrier_destroy(&hold);
 }
