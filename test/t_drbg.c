@@ -280,6 +280,28 @@ static pid_t split(enum split how, unsigned char *stack)
 }
 
 /*
+ * A seeded generator whose page uses fork mode |mode|, or NULL, reported:
+ * as a failure, or as a skip where the kernel cannot wipe on fork.
+ */
+static struct chacha_drbg *seeded_drbg_in_mode(enum chacha_fork_mode mode,
+                                               const char *name)
+{
+    struct chacha_drbg *d;
+
+    chacha_secpage_force_mode(mode);
+    d = seeded_drbg();
+    chacha_secpage_force_mode(0);
+    if (!TU_OK(d != NULL, "new generator (%s)", name))
+        return NULL;
+    if (mode == CHACHA_FORK_WIPEONFORK && d->fork_mode != mode) {
+        tu_skip("fork mode %s: kernel does not honour madvise here", name);
+        chacha_drbg_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+/*
  * Each fork mode, each way of making a child: the child must see a reseed
  * due, the parent not.
  */
@@ -291,16 +313,8 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
     char child_due;
     pid_t pid;
 
-    chacha_secpage_force_mode(mode);
-    d = seeded_drbg();
-    chacha_secpage_force_mode(0);
-    if (!TU_OK(d != NULL, "new generator (%s)", name))
+    if ((d = seeded_drbg_in_mode(mode, name)) == NULL)
         return;
-    if (mode == CHACHA_FORK_WIPEONFORK && d->fork_mode != mode) {
-        tu_skip("fork mode %s: kernel does not honour madvise here", name);
-        chacha_drbg_free(d);
-        return;
-    }
     TU_OK(d->fork_mode == mode, "fork mode %s in use", name);
     for (how = 0; how < NSPLIT; how++) {
         if ((how == SPLIT_UFORK && _Fork == NULL)
@@ -342,16 +356,8 @@ static void test_fork_child_reseed(enum chacha_fork_mode mode,
     int status;
     pid_t pid;
 
-    chacha_secpage_force_mode(mode);
-    d = seeded_drbg();
-    chacha_secpage_force_mode(0);
-    if (!TU_OK(d != NULL, "new generator (%s)", name))
+    if ((d = seeded_drbg_in_mode(mode, name)) == NULL)
         return;
-    if (d->fork_mode != mode) {
-        tu_skip("fork mode %s: kernel does not honour madvise here", name);
-        chacha_drbg_free(d);
-        return;
-    }
     pid = fork();
     if (pid == 0) {
         static const uint8_t e[CHACHA_DRBG_SEED_BYTES] = { 0xe5, 0xee, 0xd };
