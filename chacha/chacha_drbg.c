@@ -47,6 +47,9 @@
 
 #include "wipe.h"
 
+_Static_assert(sizeof(struct chacha_drbg_secret) <= CHACHA_POOL_SLOT_BYTES,
+               "a state fits a pool slot");
+
 /*
  * The whole generator: the part that chacha_drbg.h shows, for the inline
  * path, then what only this file reads.  A struct chacha_drbg * always
@@ -55,6 +58,7 @@
 struct drbg_whole {
     struct chacha_drbg shown; /* first, so the two pointers are one */
     const struct chacha_impl *impl;
+    struct chacha_pool_chunk *home; /* the mapping that holds shown.s */
     chacha_drbg_mix_fn *kernel_mix; /* NULL: kernel mixing off */
     unsigned int mix_failures;      /* kernel reads that failed (atomic) */
 };
@@ -77,7 +81,7 @@ struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl)
     if (w == NULL)
         return NULL;
     d = &w->shown;
-    d->s = chacha_secpage_alloc(sizeof(*d->s), &d->fork_mode);
+    d->s = chacha_pool_get(sizeof(*d->s), &d->fork_mode, &w->home);
     if (d->s == NULL) {
         free(w);
         return NULL;
@@ -139,7 +143,7 @@ void chacha_drbg_free(struct chacha_drbg *d)
 {
     if (d == NULL)
         return;
-    chacha_secpage_free(d->s, sizeof(*d->s));
+    chacha_pool_put(d->s, whole(d)->home); /* wipes the slot */
     free(whole(d));
 }
 
@@ -314,23 +318,28 @@ static void refill(struct chacha_drbg *d)
 /*
  * Serve |r| > 960 bytes: block 0 is the next key, blocks 1.. go to the
  * caller.  Up to WIDE_BLOCKS blocks are computed in one call through
- * scratch; larger requests are written straight into |out|, with a final
- * partial block through scratch.
+ * scratch on the stack, wiped before return; larger requests are written
+ * straight into |out|, with the rekey block and a final partial block in
+ * the (empty) buffer.  Out of line, so that only direct requests pay for
+ * the 4 KiB frame (and its stack probe), not every generate call.
  */
+__attribute__((noinline))
 static void generate_direct(struct chacha_drbg *d, uint8_t *out, size_t r)
 {
     struct chacha_drbg_secret *s = d->s;
     size_t full = r / CHACHA_BLOCK_BYTES, tail = r % CHACHA_BLOCK_BYTES;
     size_t nblocks = full + (tail != 0);
-    uint8_t *y = s->ks, *last = s->wide;
+    uint8_t *y = s->ks, *last = s->ks + CHACHA_BLOCK_BYTES;
 
     mix_kernel(d);
     if (nblocks < CHACHA_DRBG_WIDE_BLOCKS) {
-        whole(d)->impl->blocks(s->wide, s->state, nblocks + 1);
-        memcpy(out, s->wide + CHACHA_BLOCK_BYTES, r);
+        uint8_t wide[CHACHA_DRBG_WIDE_BLOCKS * CHACHA_BLOCK_BYTES];
+
+        whole(d)->impl->blocks(wide, s->state, nblocks + 1);
+        memcpy(out, wide + CHACHA_BLOCK_BYTES, r);
         /* the caller's copy is the only one left */
-        chacha_wipe(s->wide + CHACHA_BLOCK_BYTES, nblocks * CHACHA_BLOCK_BYTES);
-        set_key_nonce(s, s->wide);
+        chacha_wipe(wide + CHACHA_BLOCK_BYTES, nblocks * CHACHA_BLOCK_BYTES);
+        set_key_nonce(s, wide);
         return;
     }
     whole(d)->impl->blocks(y, s->state, 1);

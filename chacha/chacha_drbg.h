@@ -18,14 +18,15 @@
 
 #include "chacha.h"
 #include "secpage.h"
+#include "statepool.h"
 
 #define CHACHA_DRBG_REFILL_BLOCKS 16
 #define CHACHA_DRBG_KS_BYTES (CHACHA_DRBG_REFILL_BLOCKS * CHACHA_BLOCK_BYTES)
 #define CHACHA_DRBG_BUF_BYTES (CHACHA_DRBG_KS_BYTES - CHACHA_BLOCK_BYTES)
 #define CHACHA_DRBG_ABSORB_CHUNK (CHACHA_KEY_BYTES + CHACHA_NONCE_BYTES)
 /* Direct requests up to this many blocks (plus the rekey block) are made in
- * one kernel call through scratch: SIMD kernels pay a fixed latency per
- * call that would otherwise dominate requests of a few KiB. */
+ * one kernel call through scratch on the stack: SIMD kernels pay a fixed
+ * latency per call that would otherwise dominate requests of a few KiB. */
 #define CHACHA_DRBG_WIDE_BLOCKS 64
 #define CHACHA_DRBG_SEED_BYTES 48
 #define CHACHA_DRBG_STRENGTH 256
@@ -34,15 +35,15 @@
 #define CHACHA_DRBG_DEFAULT_RESEED_INTERVAL 3600
 
 /*
- * Everything secret, in its own wipe-on-fork page: all zero = not seeded.
- * The inline path reads ks, avail, the counts, seed_time and seeded; the
- * other fields share the page so that one wipe covers every secret.
+ * Everything secret, in a slot of a wipe-on-fork mapping (statepool.h):
+ * all zero = not seeded.  The inline path reads ks, avail, the counts,
+ * seed_time and seeded; the other fields share the slot so that one wipe
+ * covers every secret.
  */
 struct chacha_drbg_secret {
     uint32_t state[16];   /* constants, K, counter (always 0 at rest), N */
     uint8_t ks[CHACHA_DRBG_KS_BYTES]; /* last refill; unread bytes at the end */
     size_t avail;         /* unread bytes: ks[KS_BYTES - avail .. KS_BYTES) */
-    uint8_t wide[CHACHA_DRBG_WIDE_BLOCKS * CHACHA_BLOCK_BYTES]; /* scratch */
     uint64_t calls;       /* generate calls served since the last (re)seed */
     uint64_t bytes;       /* bytes produced since the last (re)seed */
     time_t seed_time;     /* wall-clock time of the last (re)seed */

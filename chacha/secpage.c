@@ -49,13 +49,17 @@ void chacha_secpage_fail_next(unsigned int n)
     fail_next = n;
 }
 
-/* 1 if the test asked this allocation to fail. */
-static int fail_this_allocation(void)
+int chacha_secpage_injected_failure(void)
 {
     if (fail_next == 0)
         return 0;
     fail_next--;
     return 1;
+}
+
+enum chacha_fork_mode chacha_secpage_requested_mode(void)
+{
+    return forced_mode;
 }
 
 /* 1 if the test lets this allocation use |mode|. */
@@ -65,7 +69,12 @@ static int mode_allowed(enum chacha_fork_mode mode)
 }
 #else
 /* The shipped build: no hooks, so nothing to read on each allocation. */
-static int fail_this_allocation(void)
+int chacha_secpage_injected_failure(void)
+{
+    return 0;
+}
+
+enum chacha_fork_mode chacha_secpage_requested_mode(void)
 {
     return 0;
 }
@@ -141,12 +150,34 @@ static size_t round_to_pages(size_t len)
     return (len + pg - 1) / pg * pg;
 }
 
-void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode)
+/*
+ * Ask for wipe-on-fork on |p|: 1 if granted.  *|transient| is set if it was
+ * refused for a reason that may pass (an error other than the kernel's
+ * EINVAL), so that asking again later is worth a system call.
+ */
+static int ask_wipeonfork(void *p, size_t len, int *transient)
+{
+    int r = madvise(p, len, MADV_BOGUS), err = errno;
+
+    *transient = 0;
+    if (r == 0)
+        return 0; /* an emulator that ignores every advice */
+    if (err != EINVAL) {
+        *transient = 1; /* the probe could not tell this time */
+        return 0;
+    }
+    if (madvise(p, len, MADV_WIPEONFORK) == 0)
+        return 1;
+    *transient = errno != EINVAL; /* EINVAL: a kernel older than 4.14 */
+    return 0;
+}
+
+void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode,
+                           int *transient)
 {
     void *p;
 
-    if (fail_this_allocation())
-        return NULL;
+    *transient = 0;
     len = round_to_pages(len);
     p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
              -1, 0);
@@ -155,14 +186,19 @@ void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode)
     /* keep keys out of core dumps; best effort, nothing depends on it */
     (void)madvise(p, len, MADV_DONTDUMP);
 
-    if (mode_allowed(CHACHA_FORK_WIPEONFORK) && madvise_honoured(p, len)
-        && madvise(p, len, MADV_WIPEONFORK) == 0)
+    if (mode_allowed(CHACHA_FORK_WIPEONFORK)
+        && ask_wipeonfork(p, len, transient))
         *mode = CHACHA_FORK_WIPEONFORK;
     else if (mode_allowed(CHACHA_FORK_ATFORK) && atfork_registered())
         *mode = CHACHA_FORK_ATFORK;
     else
         *mode = CHACHA_FORK_GETPID;
     return p;
+}
+
+int chacha_secpage_retry_wipeonfork(void *p, size_t len, int *transient)
+{
+    return ask_wipeonfork(p, round_to_pages(len), transient);
 }
 
 void chacha_secpage_free(void *p, size_t len)

@@ -22,10 +22,20 @@ enum chacha_fork_mode {
 
 /*
  * Map |len| bytes (rounded up to whole pages) of zeroed memory for secrets.
- * *|mode| receives how a fork will be noticed for this mapping.  Returns
- * NULL if the mapping fails.
+ * *|mode| receives how a fork will be noticed for this mapping;
+ * *|transient| is 1 if wipe-on-fork was wanted and refused for a reason
+ * that may pass (see chacha_secpage_retry_wipeonfork).  Returns NULL if
+ * the mapping fails.
  */
-void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode);
+void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode,
+                           int *transient);
+
+/*
+ * Ask again for wipe-on-fork on a mapping from chacha_secpage_alloc() that
+ * got a fallback mode with *|transient| set.  Returns 1 if granted (the
+ * mapping is now CHACHA_FORK_WIPEONFORK); else sets *|transient| as above.
+ */
+int chacha_secpage_retry_wipeonfork(void *p, size_t len, int *transient);
 
 /* Wipe and unmap a mapping from chacha_secpage_alloc(). */
 void chacha_secpage_free(void *p, size_t len);
@@ -57,5 +67,14 @@ void chacha_secpage_force_mode(enum chacha_fork_mode mode);
 /* Make the next |n| allocations fail (memory exhaustion). */
 void chacha_secpage_fail_next(unsigned int n);
 #endif
+
+/*
+ * For the state pool, which hands out slots of mappings made earlier:
+ * the mode chacha_secpage_force_mode() asked for (0: automatic), and 1 if
+ * a failure armed by chacha_secpage_fail_next() is due now (consuming it).
+ * Without CHACHARNG_TESTING they are constant 0.
+ */
+enum chacha_fork_mode chacha_secpage_requested_mode(void);
+int chacha_secpage_injected_failure(void);
 
 #endif

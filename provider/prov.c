@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "prov.h"
+#include "statepool.h"
 
 static OSSL_FUNC_provider_gettable_params_fn chacharng_prov_gettable_params;
 static OSSL_FUNC_provider_get_params_fn chacharng_prov_get_params;
@@ -247,6 +248,8 @@ static void chacharng_prov_teardown(void *vprov)
 {
     chacharng_library_rng_teardown(vprov);
     chacharng_random_teardown(vprov);
+    /* every state of this instance is back in the pool: unmap idle chunks */
+    chacha_pool_trim();
     free(vprov);
 }
 

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "prov.h"
+#include "statepool.h"
 
 /*
  * Ownership and lifetime
@@ -140,6 +141,7 @@ static void rp_table_exit(void *arg)
     struct rp_table *tab = arg;
     struct rp_thread *mine = NULL, *t;
     size_t i;
+    int none_left;
 
     pthread_mutex_lock(&rp_lock);
     for (i = 0; i < tab->len; i++) {
@@ -150,6 +152,11 @@ static void rp_table_exit(void *arg)
         mine = t;
     }
     pthread_mutex_unlock(&rp_lock);
+    if (mine == NULL) {
+        free(tab->at);
+        free(tab);
+        return;
+    }
     /* unreachable from anywhere else now: free them unlocked */
     for (; mine != NULL; mine = t) {
         t = mine->next;
@@ -157,6 +164,18 @@ static void rp_table_exit(void *arg)
     }
     free(tab->at);
     free(tab);
+    /*
+     * A teardown that ran while this thread was leaving found these
+     * generators' slots still taken and left their mappings; with no
+     * instance left, nobody else will unmap them.
+     */
+    pthread_mutex_lock(&rp_lock);
+    for (i = 0; i < rp_number_words && rp_numbers[i] == 0; i++)
+        ;
+    none_left = i == rp_number_words;
+    pthread_mutex_unlock(&rp_lock);
+    if (none_left)
+        chacha_pool_trim();
 }
 
 /*

@@ -121,12 +121,11 @@ static void test_erasure(void)
 
     chacha_drbg_generate(d, out, 10, NULL, 0);
     chacha_drbg_generate(d, out, 2000, NULL, 0); /* buffer drained + direct */
-    empty_after_direct = s->avail == 0 && all_zero(s->ks, sizeof(s->ks))
-                         && all_zero(s->wide, sizeof(s->wide));
+    /* the stack scratch of the direct path is t_drbg_stack's to check */
+    empty_after_direct = s->avail == 0 && all_zero(s->ks, sizeof(s->ks));
     chacha_drbg_generate(d, out, 10, NULL, 0);
     chacha_drbg_generate(d, big_out, sizeof(big_out), NULL, 0);
-    empty_after_direct &= s->avail == 0 && all_zero(s->ks, sizeof(s->ks))
-                          && all_zero(s->wide, sizeof(s->wide));
+    empty_after_direct &= s->avail == 0 && all_zero(s->ks, sizeof(s->ks));
     TU_OK(empty_after_direct, "after the direct path no keystream is left");
 
     memcpy(old_key, s->state + 4, sizeof(old_key));

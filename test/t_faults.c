@@ -604,12 +604,49 @@ static void getrandom_up(void)
     ip_getrandom_mode(IP_GETRANDOM_REAL);
 }
 
+/*
+ * States come from a pool of mappings, several slots each, so a new
+ * context maps nothing while a slot is free.  Take contexts until one
+ * needs a new mapping, which is made to fail: the pool is then full, and
+ * the next state anyone asks for needs mmap.  *|full| says it got there.
+ */
+#define MAX_HELD 256
+
+static EVP_RAND *held_alg;
+
+static size_t take_free_slots(EVP_RAND_CTX **held, int *full)
+{
+    size_t n = 0;
+
+    *full = 0;
+    while (n < MAX_HELD) {
+        ip_fail_mmap(1);
+        held[n] = EVP_RAND_CTX_new(held_alg, NULL);
+        if (held[n] == NULL) {
+            *full = ip_mmap_fired();
+            break;
+        }
+        n++;
+    }
+    ip_fail_mmap(0);
+    ERR_clear_error();
+    return n;
+}
+
+static void release_slots(EVP_RAND_CTX **held, size_t n)
+{
+    while (n > 0)
+        EVP_RAND_CTX_free(held[--n]);
+}
+
 /* Allocation failures on the random_bytes path. */
 static void test_random_bytes_alloc(void)
 {
     struct rb_call c = { 0, 0, 0, 0, 0 };
+    EVP_RAND_CTX *held[MAX_HELD];
     unsigned int nth;
-    int sites = 0;
+    size_t n;
+    int sites = 0, full;
 
     if (random_bytes == NULL) {
         tu_skip("random_bytes allocation failures: not exported");
@@ -630,11 +667,14 @@ static void test_random_bytes_alloc(void)
     tu_ok(c.ret == 1 && sites >= 1,
           "random_bytes: %d allocation sites tested, then served", sites);
     c.fail_alloc = 0;
+    n = take_free_slots(held, &full);
     ip_fail_mmap(1);
     rb_call_in_thread(&c);
-    tu_ok(c.ret == 0 && c.untouched && c.err && ip_mmap_fired(),
-          "random_bytes: the state page cannot be mapped: fails cleanly");
+    tu_ok(full && c.ret == 0 && c.untouched && c.err && ip_mmap_fired(),
+          "random_bytes: no free state slot (%zu taken) and no new mapping: "
+          "fails cleanly", n);
     ip_fail_mmap(0);
+    release_slots(held, n);
     rb_call_in_thread(&c);
     tu_ok(c.ret == 1, "random_bytes: mapping works again: served");
 }
@@ -642,22 +682,27 @@ static void test_random_bytes_alloc(void)
 static void test_alloc_faults(struct pu_env *e)
 {
     EVP_RAND *rand = EVP_RAND_fetch(e->libctx, PU_ALG, PU_PROPQ);
-    EVP_RAND_CTX *c, *parent = NULL;
+    EVP_RAND_CTX *c, *parent = NULL, *held[MAX_HELD];
     unsigned char out[OUTLEN];
     unsigned int nth;
-    int r, sites = 0;
+    size_t n;
+    int r, sites = 0, full;
 
     if (!tu_ok(rand != NULL, "fetch for the allocation tests"))
         return;
 
-    /* the state page */
+    /* the state pool: every free slot taken, then a new mapping fails */
+    n = take_free_slots(held, &full);
     ip_fail_mmap(1);
     ERR_clear_error();
     c = EVP_RAND_CTX_new(rand, NULL);
-    tu_ok(c == NULL && ip_mmap_fired() && err_has("out of memory", "state"),
-          "mmap of the state page fails: newctx fails with a clear error");
+    tu_ok(full && c == NULL && ip_mmap_fired()
+              && err_has("out of memory", "state"),
+          "no free state slot (%zu taken), mmap of a new chunk fails: newctx "
+          "fails with a clear error", n);
     ip_fail_mmap(0);
     EVP_RAND_CTX_free(c);
+    release_slots(held, n);
 
     /*
      * Each malloc/calloc the module makes in newctx, failed in turn, until
@@ -740,6 +785,7 @@ static void body(void)
     if (!tu_ok(real_init != NULL, "OSSL_provider_init found in %s", path))
         return;
 
+    held_alg = EVP_RAND_fetch(plain.libctx, PU_ALG, PU_PROPQ);
     test_parent_faults(&plain);
     test_alloc_faults(&plain);
 
@@ -762,6 +808,7 @@ static void body(void)
     }
     pu_env_free(&bare);
 
+    EVP_RAND_free(held_alg);
     pu_env_free(&plain);
     if (handle != NULL)
         dlclose(handle);

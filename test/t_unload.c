@@ -216,6 +216,12 @@ static int mappings_clean(size_t min, size_t *total, size_t *live,
     return n >= min && *live == 0 && *dirty == 0;
 }
 
+/*
+ * The fewest mappings |gens| generators can have needed: the module packs
+ * states into mappings of at most 64 slots each and reuses freed slots.
+ */
+#define MIN_MAPS(gens) (((size_t)(gens) + 63) / 64)
+
 /* Live mappings the module made since the last reset. */
 static size_t mappings_live(void)
 {
@@ -334,9 +340,9 @@ static void test_race(const struct route *route)
         }
         if (n != RACE_THREADS)
             failed = 1;
-        if (!mappings_clean(2 * (size_t)n, &total, &live, &dirty)) {
+        if (!mappings_clean(1, &total, &live, &dirty)) {
             if (bad_rounds++ == 0)
-                tu_diag("round %u: %zu generators mapped, %zu still mapped, "
+                tu_diag("round %u: %zu state mappings, %zu still mapped, "
                         "%zu unmapped unwiped", round, total, live, dirty);
         }
         maps += total;
@@ -471,7 +477,7 @@ static void test_reload(const struct route *route)
     ok = s.ok && inst_draw(&a, 0, buf, 32) && inst_draw(&a, 1, buf + 32, 32)
          && tu_recs_add(&all, buf, 64);
     inst_close(&a);
-    clean = mappings_clean(4, &total, &live, &dirty);
+    clean = mappings_clean(MIN_MAPS(4), &total, &live, &dirty);
     TU_OK(ok && clean,
           "reload (%s): unload while a thread that drew lives: its "
           "generators and ours wiped and unmapped (%zu mapped, %zu live, "
@@ -482,7 +488,7 @@ static void test_reload(const struct route *route)
     before = mappings_live();
     survivor_draw(&s, &b);
     survivor_draw(&s, &c);
-    ok = ok && s.ok && mappings_live() == before + 4;
+    ok = ok && s.ok && mappings_live() >= before + MIN_MAPS(4);
     for (i = 0; ok && i < 4; i++)
         ok = inst_draw(i & 1 ? &c : &b, i >> 1, buf, sizeof(buf))
              && tu_recs_add(&all, buf, sizeof(buf));
@@ -502,7 +508,7 @@ static void test_reload(const struct route *route)
     ok = ok && s.ok && tu_recs_add(&all, s.recs.p, s.recs.n * REC);
     inst_close(&b);
     inst_close(&c);
-    clean = mappings_clean(8, &total, &live, &dirty);
+    clean = mappings_clean(MIN_MAPS(8), &total, &live, &dirty);
     TU_OK(ok && clean,
           "reload (%s): the thread exits, both contexts freed: every "
           "generator wiped and unmapped (%zu mapped, %zu live, %zu unwiped)",
@@ -594,7 +600,7 @@ static void test_many(const struct route *route)
           all.n);
     for (i = 0; i < opened; i++)
         inst_close(&ins[i]);
-    ok = mappings_clean((size_t)MANY_CTX * (1 + MANY_THREADS), &total,
+    ok = mappings_clean(MIN_MAPS(MANY_CTX * (1 + MANY_THREADS)), &total,
                         &live, &dirty);
     TU_OK(ok,
           "many contexts (%s): all freed, every generator wiped and "
@@ -651,7 +657,7 @@ static void test_loop(const struct route *route)
         }
         served++;
         inst_close(&in);
-        if (!mappings_clean(2, &total, &live, &dirty))
+        if (!mappings_clean(MIN_MAPS(2), &total, &live, &dirty))
             bad++;
     }
     TU_OK(served == count && bad == 0,

@@ -224,6 +224,25 @@ IP_NOSAN int ip_all_zero(const void *p, size_t len)
     return acc == 0;
 }
 
+/* mmap, munmap and madvise calls of the module (munmap: of its mappings). */
+static unsigned long mem_calls[3];
+
+unsigned long ip_mem_calls(unsigned long *mmaps, unsigned long *munmaps,
+                           unsigned long *madvises)
+{
+    unsigned long a = __atomic_load_n(&mem_calls[0], __ATOMIC_RELAXED);
+    unsigned long b = __atomic_load_n(&mem_calls[1], __ATOMIC_RELAXED);
+    unsigned long c = __atomic_load_n(&mem_calls[2], __ATOMIC_RELAXED);
+
+    if (mmaps != NULL)
+        *mmaps = a;
+    if (munmaps != NULL)
+        *munmaps = b;
+    if (madvises != NULL)
+        *madvises = c;
+    return a + b + c;
+}
+
 IP_EXPORT IP_NOSAN void *mmap(void *addr, size_t len, int prot, int flags,
                               int fd, off_t off)
 {
@@ -237,6 +256,7 @@ IP_EXPORT IP_NOSAN void *mmap(void *addr, size_t len, int prot, int flags,
     if (!from_module(__builtin_return_address(0)))
         return real(addr, len, prot, flags, fd, off);
 
+    __atomic_add_fetch(&mem_calls[0], 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&map_lock);
     if (mmap_countdown > 0 && --mmap_countdown == 0) {
         mmap_fired = 1;
@@ -268,6 +288,7 @@ IP_EXPORT IP_NOSAN int munmap(void *addr, size_t len)
     pthread_mutex_lock(&map_lock);
     for (i = 0; i < nmaps; i++) {
         if (maps[i].live && maps[i].addr == addr) {
+            __atomic_add_fetch(&mem_calls[1], 1, __ATOMIC_RELAXED);
             /* the moment of truth: what the page still holds as it goes */
             maps[i].zero_at_unmap = ip_all_zero(addr, maps[i].len);
             maps[i].live = 0;
@@ -302,8 +323,10 @@ IP_EXPORT IP_NOSAN int madvise(void *addr, size_t len, int advice)
 
     if (real == NULL)
         real = (madvise_fn *)dlsym(RTLD_NEXT, "madvise");
-    if (from_module(__builtin_return_address(0)))
+    if (from_module(__builtin_return_address(0))) {
+        __atomic_add_fetch(&mem_calls[2], 1, __ATOMIC_RELAXED);
         mode = __atomic_load_n(&ma_mode, __ATOMIC_SEQ_CST);
+    }
     switch (mode) {
     case IP_MADVISE_NO_WIPEONFORK:
         if (advice == MADV_WIPEONFORK) {

@@ -78,6 +78,14 @@ void ip_madvise_mode(enum ip_madvise_mode mode);
 void ip_atfork_fail(int fail);
 unsigned long ip_atfork_registered(void);
 
+/*
+ * mmap, munmap (of a mapping the module made) and madvise calls of the
+ * module since it started, each into its pointer if not NULL; returns the
+ * sum.
+ */
+unsigned long ip_mem_calls(unsigned long *mmaps, unsigned long *munmaps,
+                           unsigned long *madvises);
+
 /* Every mapping the module made (up to a fixed number), oldest first. */
 struct ip_mapping {
     unsigned char *addr;
