@@ -1010,6 +1010,64 @@ static void check_selection(const char *list, const char *const *known,
     }
 }
 
+/*
+ * Short kernel calls: absorb and the direct path's rekey each ask a kernel
+ * for one block, so a wide kernel must not lose to the generic one there.
+ * ns per call of 1, 2 and 3 blocks for every kernel the CPU runs, each run
+ * of every kernel in turn (the order rotating from run to run, so drift
+ * hits all alike), medians of at least SHORT_RUNS runs.
+ */
+#define SHORT_RUNS 7
+#define SHORT_SIZES 3
+
+static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
+                              unsigned char *buf)
+{
+    static const uint8_t key[32] = { 7 }, nonce[12] = { 9 };
+    struct raw_arg arg[MAX_COLUMNS];
+    double ns[MAX_COLUMNS][SHORT_SIZES][SHORT_RUNS > MAX_RUNS ? SHORT_RUNS
+                                                              : MAX_RUNS];
+    int runs = opt_runs > SHORT_RUNS ? opt_runs : SHORT_RUNS, saved = opt_runs;
+    size_t n = 0, i, k;
+    int r;
+
+    for (i = 0; i < nimpl && n < MAX_COLUMNS; i++) {
+        if (!chacha_impl_supported(&list[i]))
+            continue;
+        arg[n].impl = &list[i];
+        chacha_state_init(arg[n].state, key, 0, nonce);
+        n++;
+    }
+    opt_runs = 1;
+    for (k = 0; k < SHORT_SIZES; k++)
+        for (r = 0; r < runs; r++)
+            for (i = 0; i < n; i++) {
+                struct raw_arg *a = &arg[(i + (size_t)r) % n];
+
+                a->nblocks = k + 1;
+                ns[(i + (size_t)r) % n][k][r]
+                    = (double)(k + 1) * 64.0 * 1e3
+                      / measure(gen_raw_kernel, a, buf, (k + 1) * 64,
+                                a->impl->name, "short call").mbps;
+            }
+    opt_runs = saved;
+    printf("\nShort kernel calls, ns per call (wall clock): median of %d"
+           " interleaved runs\n%-13s%10s%10s%10s%14s\n", runs, "kernel",
+           "1 block", "2 blocks", "3 blocks", "1 vs generic");
+    for (i = 0; i < n; i++)
+        for (k = 0; k < SHORT_SIZES; k++)
+            qsort(ns[i][k], (size_t)runs, sizeof(ns[i][k][0]), cmp_double);
+    for (i = 0; i < n; i++) {
+        /* the generic kernel is always compiled in, and listed last */
+        double generic = ns[n - 1][0][runs / 2];
+
+        printf("%-13s", arg[i].impl->name);
+        for (k = 0; k < SHORT_SIZES; k++)
+            printf("%10.1f", ns[i][k][runs / 2]);
+        printf("%14.3f\n", generic / ns[i][0][runs / 2]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const char *const fixed_cols[] = { "ctr-drbg", "rand-def",
@@ -1205,6 +1263,7 @@ int main(int argc, char **argv)
             }
             printf("\n");
         }
+        bench_short_calls(list, nimpl, buf);
     }
     if (selected(pick, "kmix"))
         bench_kernel_mix(chacha, buf);
