@@ -16,8 +16,8 @@
  *
  * Clobbers: rcx, rdx, rdi, r8, r11, flags, ymm0-ymm15 (all returned zeroed
  * by vzeroall, which also leaves the upper halves clean as vzeroupper
- * would).  No callee-saved register is touched.  Stack use: rsp is saved
- * in r11 (the CFA register meanwhile), aligned down to 32 bytes and
+ * would).  No callee-saved register is touched.  Stack use: none for
+ * 1..4 blocks; else rsp is saved in r11 (the CFA register meanwhile), aligned down to 32 bytes and
  * lowered by 1056 bytes: the working state of two 8-block batches and the
  * counter vector.  That area is overwritten with zeros before returning.
  *
@@ -26,6 +26,9 @@
  * Rotations by 16 and 8 are one vpshufb each, by 12 and 7 shift, shift, or.
  *
  * Batches:
+ *   - a call for 1..4 blocks: the row path below (two blocks as four row
+ *     registers), all in registers: the absorb and rekey calls of one
+ *     block are latency-bound, and a vertical batch would compute eight;
  *   - 16 blocks per iteration (also for a final 9..15): two independent
  *     8-block states X and Y.  Vector operations have two-cycle latency on
  *     recent cores, and the four dependency chains of one state leave most
@@ -35,7 +38,7 @@
  *     d words live in the frame and are read as memory operands; each
  *     value that goes through memory is next read many instructions later,
  *     keeping store-to-load forwarding off the dependency chains.
- *   - a final 1..8 blocks: one 8-block state in registers, with word 11
+ *   - a final 1..8 blocks (or a call for 5..8): one 8-block state in registers, with word 11
  *     (a "c" word in both column and diagonal rounds) in the frame so a
  *     register is left for the rotate scratch.
  * After the feed-forward a 4x4 word transpose inside each 128-bit lane

@@ -32,7 +32,11 @@
  *     of the other's; a final 17..31 blocks also run one such batch;
  *   - 9..16 blocks: one 16-block batch in zmm registers;
  *   - 5..8 blocks: one 8-block batch in ymm registers;
- *   - 1..4 blocks: one 4-block batch in xmm registers.
+ *   - a final 1..4 blocks: one 4-block batch in xmm registers;
+ *   - a call for 1..4 blocks: the row path below, two blocks as four row
+ *     registers (ymm0-12 only, so vzeroall clears it; no stack): the
+ *     absorb and rekey calls of one block are latency-bound, and a
+ *     vertical batch would compute four.
  * A partial batch stores only the blocks asked for.  Blocks are never
  * split, so no masked stores are needed: surplus blocks are not written.
  * Counters are per-lane 32-bit additions, which wrap modulo 2^32 without
@@ -364,7 +368,8 @@
  * little cost, and below five blocks this beats a vertical batch.  ymm
  * rather than zmm: a 1-block call is latency-bound either way, and
  * 256-bit operations keep the core out of its 512-bit power state.
- * Registers: ymm0-3 and ymm4-7 the two pairs, ymm8-11 the input rows.
+ * Registers: ymm0-3 and ymm4-7 the two pairs, ymm8-11 the input rows,
+ * ymm12 the second pair's counter row at the end.
  *
  * x += y; z ^= x; z <<<= r, for each pair given (the second may be left
  * out).
@@ -590,7 +595,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx512)
 .Lnothing:
         ret
 
-        /* 1..4 blocks: the row path, ymm0-11 only, no stack. */
+        /* 1..4 blocks: the row path, ymm0-12 only, no stack. */
 .Lrows:
         vbroadcasti32x4 0(%rsi), %ymm8
         vbroadcasti32x4 16(%rsi), %ymm9

@@ -16,10 +16,11 @@
  * contract, and the kernels disagree on what they produce).
  *
  * Clobbers: rcx, rdx, rdi, r8, flags, xmm0-xmm15 (all returned zeroed).
- * No callee-saved register is touched.  Stack use: a 776-byte frame
- * (rsp - 776, 16-byte aligned, described by CFI) holding the input words
- * broadcast to four lanes and the working state of two 4-block batches.
- * The frame is overwritten with zeros before returning.
+ * No callee-saved register is touched.  Stack use: none for 1..3 blocks;
+ * else a 776-byte frame (rsp - 776, 16-byte aligned, described by CFI)
+ * holding the input words broadcast to four lanes and the working state of
+ * two 4-block batches.  The frame is overwritten with zeros before
+ * returning.
  *
  * Layout: "vertical" -- an xmm register holds one state word of four
  * consecutive blocks, so a quarter round is lane-wise arithmetic.
@@ -27,6 +28,9 @@
  * word), the others with shift left, shift right and or.
  *
  * Batches:
+ *   - a call for 1..3 blocks: the row path below (one block as four row
+ *     registers), all in registers: the absorb and rekey calls of one
+ *     block are latency-bound, and a vertical batch would compute four;
  *   - 8 blocks per iteration (also for a final 5..7): two independent
  *     4-block states X and Y.  Vector operations have two-cycle latency on
  *     recent cores, and the four dependency chains of one state leave most
@@ -36,7 +40,7 @@
  *     d words live in the frame and are read as memory operands; each
  *     value that goes through memory is next read many instructions later,
  *     keeping store-to-load forwarding off the dependency chains.
- *   - a final 1..4 blocks: one 4-block state in registers, with word 11 (a
+ *   - a final 1..4 blocks (or a call for 4): one 4-block state in registers, with word 11 (a
  *     "c" word in both column and diagonal rounds) in the frame so that a
  *     register is left for the rotate scratch.
  * After the feed-forward a 4x4 word transpose per group of four words
