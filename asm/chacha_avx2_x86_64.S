@@ -17,9 +17,9 @@
  * Clobbers: rcx, rdx, rdi, r8, r11, flags, ymm0-ymm15 (all returned zeroed
  * by vzeroall, which also leaves the upper halves clean as vzeroupper
  * would).  No callee-saved register is touched.  Stack use: none for
- * 1..4 blocks; else rsp is saved in r11 (the CFA register meanwhile), aligned down to 32 bytes and
- * lowered by 1056 bytes: the working state of two 8-block batches and the
- * counter vector.  That area is overwritten with zeros before returning.
+ * 1..4 blocks; else rsp is saved in r11 (the CFA register meanwhile),
+ * aligned down to 32 bytes and lowered by 1056 bytes: the working state of
+ * two 8-block batches and the counter vector.  That area is overwritten with zeros before returning.
  *
  * Layout: "vertical" -- ymm register i holds state word i of eight
  * consecutive blocks, so a quarter round is lane-wise arithmetic.
@@ -38,9 +38,9 @@
  *     d words live in the frame and are read as memory operands; each
  *     value that goes through memory is next read many instructions later,
  *     keeping store-to-load forwarding off the dependency chains.
- *   - a final 1..8 blocks (or a call for 5..8): one 8-block state in registers, with word 11
- *     (a "c" word in both column and diagonal rounds) in the frame so a
- *     register is left for the rotate scratch.
+ *   - a final 1..8 blocks, or a call for 5..8: one 8-block state in
+ *     registers, with word 11 (a "c" word in both column and diagonal
+ *     rounds) in the frame so a register is left for the rotate scratch.
  * After the feed-forward a 4x4 word transpose inside each 128-bit lane
  * turns a group of four words into 16-byte pieces of blocks k (low lane)
  * and k + 4 (high lane), stored without any cross-lane shuffle.  A partial

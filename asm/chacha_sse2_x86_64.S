@@ -40,9 +40,10 @@
  *     d words live in the frame and are read as memory operands; each
  *     value that goes through memory is next read many instructions later,
  *     keeping store-to-load forwarding off the dependency chains.
- *   - a final 1..4 blocks (or a call for 4): one 4-block state in registers, with word 11 (a
- *     "c" word in both column and diagonal rounds) in the frame so that a
- *     register is left for the rotate scratch.
+ *   - a final 1..4 blocks, or a call for 4: one 4-block state in
+ *     registers, with word 11 (a "c" word in both column and diagonal
+ *     rounds) in the frame so that a register is left for the rotate
+ *     scratch.
  * After the feed-forward a 4x4 word transpose per group of four words
  * turns columns into 16-byte pieces of blocks.  A partial batch computes
  * all its blocks but stores only those asked for (branching on the count),

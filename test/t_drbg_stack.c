@@ -221,7 +221,8 @@ static size_t reg_hits(const uint32_t *dump, uint32_t *what)
 
 static void test_registers(void)
 {
-    static const size_t sizes[] = { 1, 3, 16 }; /* 3: every register set of the row paths */
+    /* 3: every register set of the SIMD kernels' short-call paths */
+    static const size_t sizes[] = { 1, 3, 16 };
     static uint32_t dump[RD_WORDS];
     uint8_t key[32], nonce[12];
     uint32_t what = 0;
