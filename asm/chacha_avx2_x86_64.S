@@ -19,7 +19,8 @@
  * would).  No callee-saved register is touched.  Stack use: none for
  * 1..4 blocks; else rsp is saved in r11 (the CFA register meanwhile),
  * aligned down to 32 bytes and lowered by 1056 bytes: the working state of
- * two 8-block batches and the counter vector.  That area is overwritten with zeros before returning.
+ * two 8-block batches and the counter vector.  That area is overwritten
+ * with zeros before returning.
  *
  * Layout: "vertical" -- ymm register i holds state word i of eight
  * consecutive blocks, so a quarter round is lane-wise arithmetic.
