@@ -1015,9 +1015,12 @@ static void check_selection(const char *list, const char *const *known,
  * for one block, so a wide kernel must not lose to the generic one there.
  * ns per call of 1, 2 and 3 blocks for every kernel the CPU runs, each run
  * of every kernel in turn (the order rotating from run to run, so drift
- * hits all alike), medians of at least SHORT_RUNS runs.
+ * hits all alike), medians of SHORT_RUNS runs.  Many short runs rather
+ * than a few long ones: on a loaded machine a run that loses the CPU is
+ * then one outlier the median discards.
  */
-#define SHORT_RUNS 7
+#define SHORT_RUNS 15
+#define SHORT_SECS 0.02
 #define SHORT_SIZES 3
 
 static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
@@ -1025,9 +1028,9 @@ static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
 {
     static const uint8_t key[32] = { 7 }, nonce[12] = { 9 };
     struct raw_arg arg[MAX_COLUMNS];
-    double ns[MAX_COLUMNS][SHORT_SIZES][SHORT_RUNS > MAX_RUNS ? SHORT_RUNS
-                                                              : MAX_RUNS];
-    int runs = opt_runs > SHORT_RUNS ? opt_runs : SHORT_RUNS, saved = opt_runs;
+    double ns[MAX_COLUMNS][SHORT_SIZES][SHORT_RUNS];
+    double saved_secs = opt_secs;
+    int runs = SHORT_RUNS, saved = opt_runs;
     size_t n = 0, i, k;
     int r;
 
@@ -1039,6 +1042,7 @@ static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
         n++;
     }
     opt_runs = 1;
+    opt_secs = opt_secs < SHORT_SECS ? opt_secs : SHORT_SECS;
     for (k = 0; k < SHORT_SIZES; k++)
         for (r = 0; r < runs; r++)
             for (i = 0; i < n; i++) {
@@ -1051,6 +1055,7 @@ static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
                                 a->impl->name, "short call").mbps;
             }
     opt_runs = saved;
+    opt_secs = saved_secs;
     printf("\nShort kernel calls, ns per call (wall clock): median of %d"
            " interleaved runs\n%-13s%10s%10s%10s%14s\n", runs, "kernel",
            "1 block", "2 blocks", "3 blocks", "1 vs generic");
