@@ -1057,22 +1057,25 @@ static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
     opt_runs = saved;
     opt_secs = saved_secs;
     printf("\nShort kernel calls, ns per call (wall clock): median of %d"
-           " interleaved runs\n%-13s%10s%10s%10s%14s\n", runs, "kernel",
-           "1 block", "2 blocks", "3 blocks", "1 vs generic");
-    for (i = 0; i < n; i++)
-        for (k = 0; k < SHORT_SIZES; k++)
-            qsort(ns[i][k], (size_t)runs, sizeof(ns[i][k][0]), cmp_double);
+           " interleaved runs\n%-13s%10s%10s%10s\n", runs, "kernel",
+           "1 block", "2 blocks", "3 blocks");
     for (i = 0; i < n; i++) {
-        /* the generic kernel is always compiled in, and listed last */
-        double generic = ns[n - 1][0][runs / 2];
-
         printf("%-13s", arg[i].impl->name);
-        for (k = 0; k < SHORT_SIZES; k++)
+        for (k = 0; k < SHORT_SIZES; k++) {
+            qsort(ns[i][k], (size_t)runs, sizeof(ns[i][k][0]), cmp_double);
             printf("%10.1f", ns[i][k][runs / 2]);
-        printf("%14.3f\n", generic / ns[i][0][runs / 2]);
+        }
+        printf("\n");
     }
-    printf("  1 vs generic: the generic kernel's 1-block time over this"
-           " kernel's (no slower\n  means at least 0.95)\n");
+    /* speed against the generic kernel, always compiled in and listed last */
+    for (i = 0; i + 1 < n; i++) {
+        char what[80];
+
+        snprintf(what, sizeof(what), "%s/generic speed, 1-block kernel call",
+                 arg[i].impl->name);
+        print_ratio(what, ns[n - 1][0][runs / 2], "", ns[i][0][runs / 2], "",
+                    0.95);
+    }
 }
 
 int main(int argc, char **argv)
