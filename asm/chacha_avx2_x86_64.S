@@ -16,16 +16,20 @@
  *
  * Clobbers: rcx, rdx, rdi, r8, r11, flags, ymm0-ymm15 (all returned zeroed
  * by vzeroall, which also leaves the upper halves clean as vzeroupper
- * would).  No callee-saved register is touched.  Stack use: rsp is saved
- * in r11 (the CFA register meanwhile), aligned down to 32 bytes and
- * lowered by 1056 bytes: the working state of two 8-block batches and the
- * counter vector.  That area is overwritten with zeros before returning.
+ * would).  No callee-saved register is touched.  Stack use: none for
+ * 1..4 blocks; else rsp is saved in r11 (the CFA register meanwhile),
+ * aligned down to 32 bytes and lowered by 1056 bytes: the working state of
+ * two 8-block batches and the counter vector.  That area is overwritten
+ * with zeros before returning.
  *
  * Layout: "vertical" -- ymm register i holds state word i of eight
  * consecutive blocks, so a quarter round is lane-wise arithmetic.
  * Rotations by 16 and 8 are one vpshufb each, by 12 and 7 shift, shift, or.
  *
  * Batches:
+ *   - a call for 1..4 blocks: the row path below (two blocks as four row
+ *     registers), all in registers: the absorb and rekey calls of one
+ *     block are latency-bound, and a vertical batch would compute eight;
  *   - 16 blocks per iteration (also for a final 9..15): two independent
  *     8-block states X and Y.  Vector operations have two-cycle latency on
  *     recent cores, and the four dependency chains of one state leave most
@@ -35,9 +39,9 @@
  *     d words live in the frame and are read as memory operands; each
  *     value that goes through memory is next read many instructions later,
  *     keeping store-to-load forwarding off the dependency chains.
- *   - a final 1..8 blocks: one 8-block state in registers, with word 11
- *     (a "c" word in both column and diagonal rounds) in the frame so a
- *     register is left for the rotate scratch.
+ *   - a final 1..8 blocks, or a call for 5..8: one 8-block state in
+ *     registers, with word 11 (a "c" word in both column and diagonal
+ *     rounds) in the frame so a register is left for the rotate scratch.
  * After the feed-forward a 4x4 word transpose inside each 128-bit lane
  * turns a group of four words into 16-byte pieces of blocks k (low lane)
  * and k + 4 (high lane), stored without any cross-lane shuffle.  A partial
@@ -68,6 +72,12 @@
 /* Counter distance between consecutive 8-block batches. */
 .Leight:
         .long 8, 8, 8, 8, 8, 8, 8, 8
+/* Row path: counter offsets of the two blocks in a register pair's lanes,
+ * and the distance from one pair to the next. */
+.Lrowctr:
+        .long 0, 0, 0, 0, 1, 0, 0, 0
+.Lrowtwo:
+        .long 2, 0, 0, 0, 2, 0, 0, 0
 
         .text
 
@@ -300,10 +310,119 @@
         .endr
 .endm
 
+/*
+ * Row path (1..4 blocks): "horizontal" -- each 128-bit lane holds one row
+ * of a block's 4x4 state (a = words 0..3, b = 4..7, c = 8..11,
+ * d = 12..15), the low lane block k and the high lane block k + 1, so four
+ * ymm registers are two blocks.  A column round is lane-wise arithmetic on
+ * the rows and a diagonal round the same after rotating rows a, c and d
+ * within each lane (vpshufd); leaving b, the row each round ends on, in
+ * place keeps the shuffles off the dependency chain.  A block pair is one
+ * chain of add, xor, rotate, too short to fill the vector pipes, so a
+ * second pair (blocks 2 and 3) runs interleaved at little cost; below five
+ * blocks this beats an 8-block vertical batch.  Register sets: ymm0-3 and
+ * ymm4-7 the two pairs, ymm8-11 the input rows at the end, ymm12 and 13
+ * rotate scratch, ymm14 and 15 the vpshufb patterns.
+ *
+ * x += y; z ^= x; z <<<= r, for each pair given (the second may be left
+ * out).
+ */
+.macro YSTEP r, x0,y0,z0, x1,y1,z1
+        vpaddd  %ymm\y0, %ymm\x0, %ymm\x0
+        .ifnb   \x1
+        vpaddd  %ymm\y1, %ymm\x1, %ymm\x1
+        .endif
+        vpxor   %ymm\x0, %ymm\z0, %ymm\z0
+        .ifnb   \x1
+        vpxor   %ymm\x1, %ymm\z1, %ymm\z1
+        .endif
+        YROT    \r, \z0, 12
+        .ifnb   \x1
+        YROT    \r, \z1, 13
+        .endif
+.endm
+
+.macro YROT r, x, t
+        .if \r == 16
+        vpshufb %ymm14, %ymm\x, %ymm\x
+        .elseif \r == 8
+        vpshufb %ymm15, %ymm\x, %ymm\x
+        .else
+        vpslld  $\r, %ymm\x, %ymm\t
+        vpsrld  $(32 - \r), %ymm\x, %ymm\x
+        vpor    %ymm\t, %ymm\x, %ymm\x
+        .endif
+.endm
+
+/* Rotate rows a, c, d of each pair given by ia, ic, id (vpshufd). */
+.macro YSHUF ia, ic, id, a0,c0,d0, a1,c1,d1
+        .irp    r, \a0, \a1
+        .ifnb   \r
+        vpshufd $\ia, %ymm\r, %ymm\r
+        .endif
+        .endr
+        .irp    r, \c0, \c1
+        .ifnb   \r
+        vpshufd $\ic, %ymm\r, %ymm\r
+        .endif
+        .endr
+        .irp    r, \d0, \d1
+        .ifnb   \r
+        vpshufd $\id, %ymm\r, %ymm\r
+        .endif
+        .endr
+.endm
+
+/*
+ * One column round and one diagonal round.  Into the diagonal round, word
+ * i of a moves to i + 1 (0x93), c to i - 1 (0x39) and d to i + 2 (0x4e):
+ * position i then holds words i - 1, 4 + i, 8 + i + 1, 12 + i + 2, one
+ * diagonal quarter round.  The inverse shuffles restore the columns.
+ */
+.macro YDROUND a0,b0,c0,d0, a1,b1,c1,d1
+        YSTEP   16, \a0,\b0,\d0, \a1,\b1,\d1
+        YSTEP   12, \c0,\d0,\b0, \c1,\d1,\b1
+        YSTEP   8, \a0,\b0,\d0, \a1,\b1,\d1
+        YSTEP   7, \c0,\d0,\b0, \c1,\d1,\b1
+        YSHUF   0x93, 0x39, 0x4e, \a0,\c0,\d0, \a1,\c1,\d1
+        YSTEP   16, \a0,\b0,\d0, \a1,\b1,\d1
+        YSTEP   12, \c0,\d0,\b0, \c1,\d1,\b1
+        YSTEP   8, \a0,\b0,\d0, \a1,\b1,\d1
+        YSTEP   7, \c0,\d0,\b0, \c1,\d1,\b1
+        YSHUF   0x39, 0x93, 0x4e, \a0,\c0,\d0, \a1,\c1,\d1
+.endm
+
+/* The 20 rounds of the row path; ecx counts double rounds. */
+.macro YROUNDS q:vararg
+        movl    $10, %ecx
+        .p2align 4
+1:
+        YDROUND \q
+        decl    %ecx
+        jnz     1b
+.endm
+
+/* Store block j from the low (L = 0) or high (L = 1) lanes of a..d. */
+.macro YSTORE j, L, a, b, c, d
+        .if \L == 0
+        vmovdqu %xmm\a, 64*\j(%rdi)
+        vmovdqu %xmm\b, 64*\j+16(%rdi)
+        vmovdqu %xmm\c, 64*\j+32(%rdi)
+        vmovdqu %xmm\d, 64*\j+48(%rdi)
+        .else
+        vextracti128 $1, %ymm\a, 64*\j(%rdi)
+        vextracti128 $1, %ymm\b, 64*\j+16(%rdi)
+        vextracti128 $1, %ymm\c, 64*\j+32(%rdi)
+        vextracti128 $1, %ymm\d, 64*\j+48(%rdi)
+        .endif
+.endm
+
 FUNC_BEGIN(chacharng_chacha_blocks_avx2)
         LANDING_PAD
         testq   %rdx, %rdx
         jz      .Lreturn
+        cmpq    $4, %rdx
+        jbe     .Lrows
 
         /* r11 keeps the entry rsp (and is the CFA base meanwhile), so no
          * callee-saved register is needed for the aligned frame. */
@@ -419,6 +538,52 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx2)
         movq    %r11, %rsp
         .cfi_def_cfa_register %rsp
 .Lreturn:
+        ret
+
+        /* 1..4 blocks: the row path, in registers only (no frame). */
+.Lrows:
+        vbroadcasti128 0(%rsi), %ymm8
+        vbroadcasti128 16(%rsi), %ymm9
+        vbroadcasti128 32(%rsi), %ymm10
+        vbroadcasti128 48(%rsi), %ymm11
+        vpaddd  .Lrowctr(%rip), %ymm11, %ymm11
+        vmovdqa .Lrot16(%rip), %ymm14
+        vmovdqa .Lrot8(%rip), %ymm15
+        vmovdqa %ymm8, %ymm0
+        vmovdqa %ymm9, %ymm1
+        vmovdqa %ymm10, %ymm2
+        vmovdqa %ymm11, %ymm3
+        cmpl    $2, %edx
+        jbe     .Lrows1
+        vmovdqa %ymm8, %ymm4
+        vmovdqa %ymm9, %ymm5
+        vmovdqa %ymm10, %ymm6
+        vpaddd  .Lrowtwo(%rip), %ymm11, %ymm7
+        YROUNDS 0,1,2,3, 4,5,6,7
+        vpaddd  %ymm8, %ymm4, %ymm4
+        vpaddd  %ymm9, %ymm5, %ymm5
+        vpaddd  %ymm10, %ymm6, %ymm6
+        vpaddd  .Lrowtwo(%rip), %ymm11, %ymm12
+        vpaddd  %ymm12, %ymm7, %ymm7
+        YSTORE  2, 0, 4, 5, 6, 7
+        cmpl    $3, %edx
+        je      .Lrows_out
+        YSTORE  3, 1, 4, 5, 6, 7
+        jmp     .Lrows_out
+.Lrows1:
+        YROUNDS 0,1,2,3
+.Lrows_out:
+        vpaddd  %ymm8, %ymm0, %ymm0
+        vpaddd  %ymm9, %ymm1, %ymm1
+        vpaddd  %ymm10, %ymm2, %ymm2
+        vpaddd  %ymm11, %ymm3, %ymm3
+        YSTORE  0, 0, 0, 1, 2, 3
+        cmpl    $1, %edx
+        je      .Lrows_done
+        YSTORE  1, 1, 0, 1, 2, 3
+.Lrows_done:
+        /* ymm0-15 held key words and keystream. */
+        vzeroall
         ret
 FUNC_END(chacharng_chacha_blocks_avx2)
 

@@ -32,7 +32,11 @@
  *     of the other's; a final 17..31 blocks also run one such batch;
  *   - 9..16 blocks: one 16-block batch in zmm registers;
  *   - 5..8 blocks: one 8-block batch in ymm registers;
- *   - 1..4 blocks: one 4-block batch in xmm registers.
+ *   - a final 1..4 blocks: one 4-block batch in xmm registers;
+ *   - a call for 1..4 blocks: the row path below, two blocks as four row
+ *     registers (ymm0-12 only, so vzeroall clears it; no stack): the
+ *     absorb and rekey calls of one block are latency-bound, and a
+ *     vertical batch would compute four.
  * A partial batch stores only the blocks asked for.  Blocks are never
  * split, so no masked stores are needed: surplus blocks are not written.
  * Counters are per-lane 32-bit additions, which wrap modulo 2^32 without
@@ -55,6 +59,12 @@
 .Liota:
         .long 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
         .long 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+/* Row path: counter offsets of the two blocks in a register pair's lanes,
+ * and the distance from one pair to the next. */
+.Lrowctr:
+        .long 0, 0, 0, 0, 1, 0, 0, 0
+.Lrowtwo:
+        .long 2, 0, 0, 0, 2, 0, 0, 0
 
         .text
 
@@ -345,11 +355,110 @@
         jbe     \done
 .endm
 
+/*
+ * Row path (1..4 blocks): "horizontal" -- each 128-bit lane holds one row
+ * of a block's 4x4 state (a = words 0..3, b = 4..7, c = 8..11,
+ * d = 12..15), the low lane block k and the high lane block k + 1, so four
+ * ymm registers are two blocks.  A column round is lane-wise arithmetic on
+ * the rows and a diagonal round the same after rotating rows a, c and d
+ * within each lane (vpshufd); leaving b, the row each round ends on, in
+ * place keeps the shuffles off the dependency chain, which is then add,
+ * xor, vprold, four times a round.  That chain leaves the vector pipes
+ * mostly idle, so a second pair (blocks 2 and 3) runs interleaved at
+ * little cost, and below five blocks this beats a vertical batch.  ymm
+ * rather than zmm: a 1-block call is latency-bound either way, and
+ * 256-bit operations keep the core out of its 512-bit power state.
+ * Registers: ymm0-3 and ymm4-7 the two pairs, ymm8-11 the input rows,
+ * ymm12 the second pair's counter row at the end.
+ *
+ * x += y; z ^= x; z <<<= r, for each pair given (the second may be left
+ * out).
+ */
+.macro RSTEP r, x0,y0,z0, x1,y1,z1
+        {evex} vpaddd %ymm\y0, %ymm\x0, %ymm\x0
+        .ifnb   \x1
+        {evex} vpaddd %ymm\y1, %ymm\x1, %ymm\x1
+        .endif
+        vpxord  %ymm\x0, %ymm\z0, %ymm\z0
+        .ifnb   \x1
+        vpxord  %ymm\x1, %ymm\z1, %ymm\z1
+        .endif
+        vprold  $\r, %ymm\z0, %ymm\z0
+        .ifnb   \x1
+        vprold  $\r, %ymm\z1, %ymm\z1
+        .endif
+.endm
+
+/* Rotate rows a, c, d of each pair given by ia, ic, id (vpshufd). */
+.macro RSHUF ia, ic, id, a0,c0,d0, a1,c1,d1
+        .irp    r, \a0, \a1
+        .ifnb   \r
+        {evex} vpshufd $\ia, %ymm\r, %ymm\r
+        .endif
+        .endr
+        .irp    r, \c0, \c1
+        .ifnb   \r
+        {evex} vpshufd $\ic, %ymm\r, %ymm\r
+        .endif
+        .endr
+        .irp    r, \d0, \d1
+        .ifnb   \r
+        {evex} vpshufd $\id, %ymm\r, %ymm\r
+        .endif
+        .endr
+.endm
+
+/*
+ * One column round and one diagonal round.  Into the diagonal round, word
+ * i of a moves to i + 1 (0x93), c to i - 1 (0x39) and d to i + 2 (0x4e):
+ * position i then holds words i - 1, 4 + i, 8 + i + 1, 12 + i + 2, one
+ * diagonal quarter round.  The inverse shuffles restore the columns.
+ */
+.macro RDROUND a0,b0,c0,d0, a1,b1,c1,d1
+        RSTEP   16, \a0,\b0,\d0, \a1,\b1,\d1
+        RSTEP   12, \c0,\d0,\b0, \c1,\d1,\b1
+        RSTEP   8, \a0,\b0,\d0, \a1,\b1,\d1
+        RSTEP   7, \c0,\d0,\b0, \c1,\d1,\b1
+        RSHUF   0x93, 0x39, 0x4e, \a0,\c0,\d0, \a1,\c1,\d1
+        RSTEP   16, \a0,\b0,\d0, \a1,\b1,\d1
+        RSTEP   12, \c0,\d0,\b0, \c1,\d1,\b1
+        RSTEP   8, \a0,\b0,\d0, \a1,\b1,\d1
+        RSTEP   7, \c0,\d0,\b0, \c1,\d1,\b1
+        RSHUF   0x39, 0x93, 0x4e, \a0,\c0,\d0, \a1,\c1,\d1
+.endm
+
+/* The 20 rounds of the row path; eax counts double rounds. */
+.macro RROUNDS q:vararg
+        movl    $10, %eax
+        .p2align 4
+1:
+        RDROUND \q
+        decl    %eax
+        jnz     1b
+.endm
+
+/* Store block j from the low (L = 0) or high (L = 1) lanes of a..d. */
+.macro RSTORE j, L, a, b, c, d
+        .if \L == 0
+        vmovdqu32 %xmm\a, 64*\j(%rdi)
+        vmovdqu32 %xmm\b, 64*\j+16(%rdi)
+        vmovdqu32 %xmm\c, 64*\j+32(%rdi)
+        vmovdqu32 %xmm\d, 64*\j+48(%rdi)
+        .else
+        vextracti32x4 $1, %ymm\a, 64*\j(%rdi)
+        vextracti32x4 $1, %ymm\b, 64*\j+16(%rdi)
+        vextracti32x4 $1, %ymm\c, 64*\j+32(%rdi)
+        vextracti32x4 $1, %ymm\d, 64*\j+48(%rdi)
+        .endif
+.endm
+
         .p2align 6
 FUNC_BEGIN(chacharng_chacha_blocks_avx512)
         LANDING_PAD
         testq   %rdx, %rdx
         jz      .Lnothing               /* no vector register touched yet */
+        cmpq    $4, %rdx
+        jbe     .Lrows
         movl    48(%rsi), %r8d          /* st[12]: counter of the next batch */
         cmpq    $16, %rdx
         jbe     .Ltail
@@ -484,6 +593,50 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx512)
         vmovdqu64 %zmm16, -128(%rsp)
         vzeroall
 .Lnothing:
+        ret
+
+        /* 1..4 blocks: the row path, ymm0-12 only, no stack. */
+.Lrows:
+        vbroadcasti32x4 0(%rsi), %ymm8
+        vbroadcasti32x4 16(%rsi), %ymm9
+        vbroadcasti32x4 32(%rsi), %ymm10
+        vbroadcasti32x4 48(%rsi), %ymm11
+        {evex} vpaddd .Lrowctr(%rip), %ymm11, %ymm11
+        vmovdqa32 %ymm8, %ymm0
+        vmovdqa32 %ymm9, %ymm1
+        vmovdqa32 %ymm10, %ymm2
+        vmovdqa32 %ymm11, %ymm3
+        cmpl    $2, %edx
+        jbe     .Lrows1
+        vmovdqa32 %ymm8, %ymm4
+        vmovdqa32 %ymm9, %ymm5
+        vmovdqa32 %ymm10, %ymm6
+        {evex} vpaddd .Lrowtwo(%rip), %ymm11, %ymm7
+        RROUNDS 0,1,2,3, 4,5,6,7
+        {evex} vpaddd %ymm8, %ymm4, %ymm4
+        {evex} vpaddd %ymm9, %ymm5, %ymm5
+        {evex} vpaddd %ymm10, %ymm6, %ymm6
+        {evex} vpaddd .Lrowtwo(%rip), %ymm11, %ymm12
+        {evex} vpaddd %ymm12, %ymm7, %ymm7
+        RSTORE  2, 0, 4, 5, 6, 7
+        cmpl    $3, %edx
+        je      .Lrows_out
+        RSTORE  3, 1, 4, 5, 6, 7
+        jmp     .Lrows_out
+.Lrows1:
+        RROUNDS 0,1,2,3
+.Lrows_out:
+        {evex} vpaddd %ymm8, %ymm0, %ymm0
+        {evex} vpaddd %ymm9, %ymm1, %ymm1
+        {evex} vpaddd %ymm10, %ymm2, %ymm2
+        {evex} vpaddd %ymm11, %ymm3, %ymm3
+        RSTORE  0, 0, 0, 1, 2, 3
+        cmpl    $1, %edx
+        je      .Lrows_done
+        RSTORE  1, 1, 0, 1, 2, 3
+.Lrows_done:
+        /* Only ymm0-12 were written here: vzeroall clears them all. */
+        vzeroall
         ret
 FUNC_END(chacharng_chacha_blocks_avx512)
 

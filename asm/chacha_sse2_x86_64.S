@@ -16,10 +16,11 @@
  * contract, and the kernels disagree on what they produce).
  *
  * Clobbers: rcx, rdx, rdi, r8, flags, xmm0-xmm15 (all returned zeroed).
- * No callee-saved register is touched.  Stack use: a 776-byte frame
- * (rsp - 776, 16-byte aligned, described by CFI) holding the input words
- * broadcast to four lanes and the working state of two 4-block batches.
- * The frame is overwritten with zeros before returning.
+ * No callee-saved register is touched.  Stack use: none for 1..3 blocks;
+ * else a 776-byte frame (rsp - 776, 16-byte aligned, described by CFI)
+ * holding the input words broadcast to four lanes and the working state of
+ * two 4-block batches.  The frame is overwritten with zeros before
+ * returning.
  *
  * Layout: "vertical" -- an xmm register holds one state word of four
  * consecutive blocks, so a quarter round is lane-wise arithmetic.
@@ -27,6 +28,9 @@
  * word), the others with shift left, shift right and or.
  *
  * Batches:
+ *   - a call for 1..3 blocks: the row path below (one block as four row
+ *     registers), all in registers: the absorb and rekey calls of one
+ *     block are latency-bound, and a vertical batch would compute four;
  *   - 8 blocks per iteration (also for a final 5..7): two independent
  *     4-block states X and Y.  Vector operations have two-cycle latency on
  *     recent cores, and the four dependency chains of one state leave most
@@ -36,9 +40,10 @@
  *     d words live in the frame and are read as memory operands; each
  *     value that goes through memory is next read many instructions later,
  *     keeping store-to-load forwarding off the dependency chains.
- *   - a final 1..4 blocks: one 4-block state in registers, with word 11 (a
- *     "c" word in both column and diagonal rounds) in the frame so that a
- *     register is left for the rotate scratch.
+ *   - a final 1..4 blocks, or a call for 4: one 4-block state in
+ *     registers, with word 11 (a "c" word in both column and diagonal
+ *     rounds) in the frame so that a register is left for the rotate
+ *     scratch.
  * After the feed-forward a 4x4 word transpose per group of four words
  * turns columns into 16-byte pieces of blocks.  A partial batch computes
  * all its blocks but stores only those asked for (branching on the count),
@@ -60,6 +65,9 @@
 /* Counter distance between consecutive 4-block batches. */
 .Lfour:
         .long 4, 4, 4, 4
+/* Counter distance between consecutive blocks of the row path. */
+.Lone:
+        .long 1, 0, 0, 0
 
         .text
 
@@ -285,10 +293,130 @@
         .endr
 .endm
 
+/*
+ * Row path (1..3 blocks): "horizontal" -- a block is four registers, one
+ * row of the 4x4 state each (a = words 0..3, b = 4..7, c = 8..11,
+ * d = 12..15), so a column round is lane-wise arithmetic on the rows and a
+ * diagonal round is the same after rotating rows a, c and d across lanes
+ * (pshufd).  Leaving b, the row each round ends on, where it is keeps the
+ * shuffles off the dependency chain.  One block is a single chain (add,
+ * xor, rotate, four times a round), too short to fill the vector pipes;
+ * two or three blocks run interleaved in about the time of one, and below
+ * four blocks this beats computing a full vertical batch of four.
+ *
+ * x += y; z ^= x; z <<<= r, for each block given (x, y, z register
+ * numbers; blocks 1 and 2 may be left out).  xmm12..14 are the rotate
+ * scratch of blocks 0..2.
+ */
+.macro HSTEP r, x0,y0,z0, x1,y1,z1, x2,y2,z2
+        paddd   %xmm\y0, %xmm\x0
+        .ifnb   \x1
+        paddd   %xmm\y1, %xmm\x1
+        .endif
+        .ifnb   \x2
+        paddd   %xmm\y2, %xmm\x2
+        .endif
+        pxor    %xmm\x0, %xmm\z0
+        .ifnb   \x1
+        pxor    %xmm\x1, %xmm\z1
+        .endif
+        .ifnb   \x2
+        pxor    %xmm\x2, %xmm\z2
+        .endif
+        HROT    \r, \z0, 12
+        .ifnb   \x1
+        HROT    \r, \z1, 13
+        .endif
+        .ifnb   \x2
+        HROT    \r, \z2, 14
+        .endif
+.endm
+
+.macro HROT r, x, t
+        .if \r == 16
+        ROTL16  \x
+        .else
+        ROTL    \r, \x, \t
+        .endif
+.endm
+
+/* Rotate rows a, c, d of each block given by ia, ic, id (pshufd). */
+.macro HSHUF ia, ic, id, a0,c0,d0, a1,c1,d1, a2,c2,d2
+        .irp    r, \a0, \a1, \a2
+        .ifnb   \r
+        pshufd  $\ia, %xmm\r, %xmm\r
+        .endif
+        .endr
+        .irp    r, \c0, \c1, \c2
+        .ifnb   \r
+        pshufd  $\ic, %xmm\r, %xmm\r
+        .endif
+        .endr
+        .irp    r, \d0, \d1, \d2
+        .ifnb   \r
+        pshufd  $\id, %xmm\r, %xmm\r
+        .endif
+        .endr
+.endm
+
+/*
+ * One column round and one diagonal round.  Into the diagonal round, lane
+ * i of a moves to i + 1 (0x93), c to i - 1 (0x39) and d to i + 2 (0x4e):
+ * lane i then holds words i - 1, 4 + i, 8 + i + 1, 12 + i + 2, one
+ * diagonal quarter round.  The inverse shuffles restore the columns.
+ */
+.macro HDROUND a0,b0,c0,d0, a1,b1,c1,d1, a2,b2,c2,d2
+        HSTEP   16, \a0,\b0,\d0, \a1,\b1,\d1, \a2,\b2,\d2
+        HSTEP   12, \c0,\d0,\b0, \c1,\d1,\b1, \c2,\d2,\b2
+        HSTEP   8, \a0,\b0,\d0, \a1,\b1,\d1, \a2,\b2,\d2
+        HSTEP   7, \c0,\d0,\b0, \c1,\d1,\b1, \c2,\d2,\b2
+        HSHUF   0x93, 0x39, 0x4e, \a0,\c0,\d0, \a1,\c1,\d1, \a2,\c2,\d2
+        HSTEP   16, \a0,\b0,\d0, \a1,\b1,\d1, \a2,\b2,\d2
+        HSTEP   12, \c0,\d0,\b0, \c1,\d1,\b1, \c2,\d2,\b2
+        HSTEP   8, \a0,\b0,\d0, \a1,\b1,\d1, \a2,\b2,\d2
+        HSTEP   7, \c0,\d0,\b0, \c1,\d1,\b1, \c2,\d2,\b2
+        HSHUF   0x39, 0x93, 0x4e, \a0,\c0,\d0, \a1,\c1,\d1, \a2,\c2,\d2
+.endm
+
+/* The 20 rounds of the row path; ecx counts double rounds. */
+.macro HROUNDS q:vararg
+        movl    $10, %ecx
+        .p2align 4
+1:
+        HDROUND \q
+        decl    %ecx
+        jnz     1b
+.endm
+
+/*
+ * Feed-forward and store block j (rows in registers a, b, c, d): its input
+ * is st[] with j added to the counter (xmm15 = .Lone once j > 0; paddd
+ * wraps modulo 2^32 in that lane alone).  st[] may be unaligned.
+ */
+.macro HOUT j, a, b, c, d
+        movdqu  0(%rsi), %xmm12
+        movdqu  16(%rsi), %xmm13
+        movdqu  32(%rsi), %xmm14
+        paddd   %xmm12, %xmm\a
+        paddd   %xmm13, %xmm\b
+        paddd   %xmm14, %xmm\c
+        movdqu  48(%rsi), %xmm12
+        .rept   \j
+        paddd   %xmm15, %xmm12
+        .endr
+        paddd   %xmm12, %xmm\d
+        movdqu  %xmm\a, 64*\j(%rdi)
+        movdqu  %xmm\b, 64*\j+16(%rdi)
+        movdqu  %xmm\c, 64*\j+32(%rdi)
+        movdqu  %xmm\d, 64*\j+48(%rdi)
+.endm
+
 FUNC_BEGIN(chacharng_chacha_blocks_sse2)
         LANDING_PAD
         testq   %rdx, %rdx
         jz      .Lreturn
+        cmpq    $3, %rdx
+        jbe     .Lrows
 
         subq    $FRAME, %rsp
         .cfi_adjust_cfa_offset FRAME
@@ -417,6 +545,44 @@ FUNC_BEGIN(chacharng_chacha_blocks_sse2)
         addq    $FRAME, %rsp
         .cfi_adjust_cfa_offset -FRAME
 .Lreturn:
+        ret
+
+        /* 1..3 blocks: the row path, in registers only (no frame). */
+.Lrows:
+        movdqu  0(%rsi), %xmm0
+        movdqu  16(%rsi), %xmm1
+        movdqu  32(%rsi), %xmm2
+        movdqu  48(%rsi), %xmm3
+        cmpl    $1, %edx
+        je      .Lrows1
+        movdqa  .Lone(%rip), %xmm15
+        movdqa  %xmm0, %xmm4
+        movdqa  %xmm1, %xmm5
+        movdqa  %xmm2, %xmm6
+        movdqa  %xmm3, %xmm7
+        paddd   %xmm15, %xmm7
+        cmpl    $2, %edx
+        je      .Lrows2
+        movdqa  %xmm0, %xmm8
+        movdqa  %xmm1, %xmm9
+        movdqa  %xmm2, %xmm10
+        movdqa  %xmm7, %xmm11
+        paddd   %xmm15, %xmm11
+        HROUNDS 0,1,2,3, 4,5,6,7, 8,9,10,11
+        HOUT    2, 8, 9, 10, 11
+        jmp     .Lrows_out1
+.Lrows2:
+        HROUNDS 0,1,2,3, 4,5,6,7
+.Lrows_out1:
+        HOUT    1, 4, 5, 6, 7
+        jmp     .Lrows_out0
+.Lrows1:
+        HROUNDS 0,1,2,3
+.Lrows_out0:
+        HOUT    0, 0, 1, 2, 3
+        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        pxor    %xmm\i, %xmm\i
+        .endr
         ret
 FUNC_END(chacharng_chacha_blocks_sse2)
 

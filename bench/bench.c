@@ -1010,6 +1010,74 @@ static void check_selection(const char *list, const char *const *known,
     }
 }
 
+/*
+ * Short kernel calls: absorb and the direct path's rekey each ask a kernel
+ * for one block, so a wide kernel must not lose to the generic one there.
+ * ns per call of 1, 2 and 3 blocks for every kernel the CPU runs, each run
+ * of every kernel in turn (the order rotating from run to run, so drift
+ * hits all alike), medians of SHORT_RUNS runs.  Many short runs rather
+ * than a few long ones: on a loaded machine a run that loses the CPU is
+ * then one outlier the median discards.
+ */
+#define SHORT_RUNS 15
+#define SHORT_SECS 0.02
+#define SHORT_SIZES 3
+
+static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
+                              unsigned char *buf)
+{
+    static const uint8_t key[32] = { 7 }, nonce[12] = { 9 };
+    struct raw_arg arg[MAX_COLUMNS];
+    double ns[MAX_COLUMNS][SHORT_SIZES][SHORT_RUNS];
+    double saved_secs = opt_secs;
+    int runs = SHORT_RUNS, saved = opt_runs;
+    size_t n = 0, i, k;
+    int r;
+
+    for (i = 0; i < nimpl && n < MAX_COLUMNS; i++) {
+        if (!chacha_impl_supported(&list[i]))
+            continue;
+        arg[n].impl = &list[i];
+        chacha_state_init(arg[n].state, key, 0, nonce);
+        n++;
+    }
+    opt_runs = 1;
+    opt_secs = opt_secs < SHORT_SECS ? opt_secs : SHORT_SECS;
+    for (k = 0; k < SHORT_SIZES; k++)
+        for (r = 0; r < runs; r++)
+            for (i = 0; i < n; i++) {
+                struct raw_arg *a = &arg[(i + (size_t)r) % n];
+
+                a->nblocks = k + 1;
+                ns[(i + (size_t)r) % n][k][r]
+                    = (double)(k + 1) * 64.0 * 1e3
+                      / measure(gen_raw_kernel, a, buf, (k + 1) * 64,
+                                a->impl->name, "short call").mbps;
+            }
+    opt_runs = saved;
+    opt_secs = saved_secs;
+    printf("\nShort kernel calls, ns per call (wall clock): median of %d"
+           " interleaved runs\n%-13s%10s%10s%10s\n", runs, "kernel",
+           "1 block", "2 blocks", "3 blocks");
+    for (i = 0; i < n; i++) {
+        printf("%-13s", arg[i].impl->name);
+        for (k = 0; k < SHORT_SIZES; k++) {
+            qsort(ns[i][k], (size_t)runs, sizeof(ns[i][k][0]), cmp_double);
+            printf("%10.1f", ns[i][k][runs / 2]);
+        }
+        printf("\n");
+    }
+    /* speed against the generic kernel, always compiled in and listed last */
+    for (i = 0; i + 1 < n; i++) {
+        char what[80];
+
+        snprintf(what, sizeof(what), "%s/generic speed, 1-block kernel call",
+                 arg[i].impl->name);
+        print_ratio(what, ns[n - 1][0][runs / 2], "", ns[i][0][runs / 2], "",
+                    0.95);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const char *const fixed_cols[] = { "ctr-drbg", "rand-def",
@@ -1205,6 +1273,7 @@ int main(int argc, char **argv)
             }
             printf("\n");
         }
+        bench_short_calls(list, nimpl, buf);
     }
     if (selected(pick, "kmix"))
         bench_kernel_mix(chacha, buf);
