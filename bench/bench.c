@@ -69,10 +69,10 @@ static const struct row {
     const char *label;
     size_t len;
 } rows[] = {
-    { "word", 4 },       { "buf(16)", 16 },   { "buf(32)", 32 },
-    { "buf(48)", 48 },   { "buf(64)", 64 },   { "buf(80)", 80 },
-    { "buf(96)", 96 },   { "buf(112)", 112 }, { "buf(128)", 128 },
-    { "1 KiB", 1024 },   { "16 KiB", 16384 }, { "64 KiB", 65536 },
+    { "word", 4 },        { "buf(16)", 16 },   { "buf(32)", 32 },
+    { "buf(48)", 48 },    { "buf(64)", 64 },   { "buf(80)", 80 },
+    { "buf(96)", 96 },    { "buf(112)", 112 }, { "buf(128)", 128 },
+    { "1 KiB", 1024 },    { "16 KiB", 16384 }, { "64 KiB", 65536 },
     { "1 MiB", MAX_LEN },
 };
 
@@ -82,12 +82,12 @@ static const struct row {
 typedef int bench_fn(void *arg, unsigned char *buf, size_t len);
 
 struct column {
-    char title[16];       /* column heading and its name for -c */
+    char title[16]; /* column heading and its name for -c */
     bench_fn *fn;
     int (*rewind)(void *arg); /* if set, called before each row */
     void *arg;
-    char why[512];        /* set when the column cannot run: the reason */
-    double mbps[NROWS];   /* median MB/s per row */
+    char why[512];      /* set when the column cannot run: the reason */
+    double mbps[NROWS]; /* median MB/s per row */
 };
 
 #if defined(__GNUC__)
@@ -213,8 +213,8 @@ static double tsc_rate(void)
  * ------------------------------------------------------------------------ */
 
 struct result {
-    double mbps;          /* median MB/s */
-    double tpb;           /* median TSC ticks per byte; < 0 if unknown */
+    double mbps; /* median MB/s */
+    double tpb;  /* median TSC ticks per byte; < 0 if unknown */
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -421,8 +421,8 @@ static void setup_kernel_column(struct column *col, EVP_RAND *chacha,
     if (!EVP_RAND_CTX_set_params(ctx, params)) {
         /* e.g. the module was built before this kernel was added */
         take_error(err, sizeof(err));
-        snprintf(col->why, sizeof(col->why),
-                 "the provider refused impl=%s: %s", name, err);
+        snprintf(col->why, sizeof(col->why), "the provider refused impl=%s: %s",
+                 name, err);
         EVP_RAND_CTX_free(ctx);
         return;
     }
@@ -477,14 +477,12 @@ static void setup_ctr_column(struct column *col, OSSL_LIB_CTX *libctx,
     if (ctx == NULL)
         die("EVP_RAND_CTX_new(CTR-DRBG) failed");
     params[0] = OSSL_PARAM_construct_utf8_string("cipher", cipher, 0);
-    params[1] = OSSL_PARAM_construct_uint("reseed_requests",
-                                          &reseed_requests);
+    params[1] = OSSL_PARAM_construct_uint("reseed_requests", &reseed_requests);
     params[2] = OSSL_PARAM_construct_end();
     if (!EVP_RAND_CTX_set_params(ctx, params)
         || !EVP_RAND_instantiate(ctx, DRBG_STRENGTH, 0, NULL, 0, NULL)) {
         take_error(err, sizeof(err));
-        snprintf(col->why, sizeof(col->why), "CTR-DRBG set-up failed: %s",
-                 err);
+        snprintf(col->why, sizeof(col->why), "CTR-DRBG set-up failed: %s", err);
         EVP_RAND_CTX_free(ctx);
         EVP_RAND_CTX_free(parent);
         return;
@@ -533,8 +531,8 @@ static OSSL_LIB_CTX *setup_conf_column(struct column *col, const char *path)
     rand = pub != NULL ? EVP_RAND_CTX_get0_rand(pub) : NULL;
     if (rand == NULL) {
         take_error(err, sizeof(err));
-        snprintf(col->why, sizeof(col->why),
-                 "no public DRBG with %s: %s", path, err);
+        snprintf(col->why, sizeof(col->why), "no public DRBG with %s: %s", path,
+                 err);
         OSSL_LIB_CTX_free(ctx);
         return NULL;
     }
@@ -542,8 +540,8 @@ static OSSL_LIB_CTX *setup_conf_column(struct column *col, const char *path)
     prov = OSSL_PROVIDER_get0_name(EVP_RAND_get0_provider(rand));
     if (strcmp(alg, "CHACHA20-DRBG") != 0 || strcmp(prov, "chacharng") != 0) {
         snprintf(col->why, sizeof(col->why),
-                 "%s makes RAND_bytes use %s from %s, not chacharng", path,
-                 alg, prov);
+                 "%s makes RAND_bytes use %s from %s, not chacharng", path, alg,
+                 prov);
         OSSL_LIB_CTX_free(ctx);
         return NULL;
     }
@@ -568,8 +566,7 @@ static EVP_CIPHER_CTX *setup_evp_chacha20(struct column *col,
         return NULL;
     }
     ctx = EVP_CIPHER_CTX_new();
-    if (ctx == NULL
-        || !EVP_EncryptInit_ex2(ctx, cipher, evp_key, evp_iv, NULL))
+    if (ctx == NULL || !EVP_EncryptInit_ex2(ctx, cipher, evp_key, evp_iv, NULL))
         die("EVP ChaCha20 set-up failed");
     EVP_CIPHER_free(cipher);
     col->fn = gen_evp_chacha20;
@@ -615,7 +612,8 @@ static EVP_RAND_CTX *kmix_ctx(EVP_RAND *chacha, int on)
     if (!EVP_RAND_CTX_set_params(ctx, params)
         || !EVP_RAND_instantiate(ctx, DRBG_STRENGTH, 0, NULL, 0, NULL))
         die("CHACHA20-DRBG with kernel_mix = %d: set-up failed (a module"
-            " without kernel mixing?)", on);
+            " without kernel mixing?)",
+            on);
     params[0] = OSSL_PARAM_construct_int("kernel_mix", &got);
     if (!EVP_RAND_CTX_get_params(ctx, params) || got != on)
         die("CHACHA20-DRBG set to kernel_mix = %d reports %d", on, got);
@@ -679,10 +677,9 @@ static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
             for (k = 0; k < 2; k++) {
                 int on = (r & 1) ? 1 - k : k;
 
-                v[on][r] = measure(gen_evp_rand, ctx[on], buf,
-                                   kmix_lens[i], on ? "mixing on"
-                                                    : "mixing off",
-                                   label).mbps;
+                v[on][r] = measure(gen_evp_rand, ctx[on], buf, kmix_lens[i],
+                                   on ? "mixing on" : "mixing off", label)
+                               .mbps;
             }
         for (k = 0; k < 2; k++)
             qsort(v[k], (size_t)runs, sizeof(v[k][0]), cmp_double);
@@ -692,9 +689,12 @@ static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
     }
     opt_runs = saved;
     printf("  failed kernel reads while mixing: %u\n", kmix_failures(ctx[1]));
-    printf("  one read, glibc getrandom(32 bytes, GRND_NONBLOCK): %.0f ns\n",
-           32.0 / measure(gen_kernel_read, NULL, buf, 32, "getrandom",
-                          "32 bytes").mbps * 1e3);
+    printf(
+        "  one read, glibc getrandom(32 bytes, GRND_NONBLOCK): %.0f ns\n",
+        32.0
+            / measure(gen_kernel_read, NULL, buf, 32, "getrandom", "32 bytes")
+                  .mbps
+            * 1e3);
     EVP_RAND_CTX_free(ctx[0]);
     EVP_RAND_CTX_free(ctx[1]);
 }
@@ -723,8 +723,8 @@ static void print_header(const char *conf, const char *provider_impl)
     size_t n, i;
 
     bench_cpu_describe(cpu, sizeof(cpu));
-    if (strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z",
-                 localtime(&t)) == 0)
+    if (strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", localtime(&t))
+        == 0)
         snprintf(date, sizeof(date), "unknown");
 
     printf("chacharng benchmark\n");
@@ -741,7 +741,8 @@ static void print_header(const char *conf, const char *provider_impl)
     printf("\n          provider default: %s\n", provider_impl);
     printf("config:   %s\n", conf != NULL ? conf : "(none)");
     printf("timing:   single thread, median of %d runs of %.2f s per cell,"
-           " CLOCK_MONOTONIC\n", opt_runs, opt_secs);
+           " CLOCK_MONOTONIC\n",
+           opt_runs, opt_secs);
     if (tsc_usable)
         printf("tsc:      %.3f GHz (constant, nonstop)\n", tsc_rate() / 1e9);
     printf("units:    MB/s = 10^6 bytes per second\n");
@@ -765,13 +766,16 @@ static void print_legend(size_t nkernels)
             continue; /* its reason follows */
         if (strcmp(t, "ctr-drbg") == 0)
             printf("  ctr-drbg: OpenSSL CTR-DRBG, AES-256-CTR, via"
-                   " EVP_RAND_generate,\n    %s\n", ctr_note);
+                   " EVP_RAND_generate,\n    %s\n",
+                   ctr_note);
         else if (strcmp(t, "rand-def") == 0)
             printf("  rand-def: RAND_bytes, default library context, no"
-                   " config file\n    (%s)\n", def_note);
+                   " config file\n    (%s)\n",
+                   def_note);
         else if (strcmp(t, "rand-cc") == 0)
             printf("  rand-cc:  RAND_bytes_ex, library context loaded from"
-                   " the config\n    (%s)\n", conf_note);
+                   " the config\n    (%s)\n",
+                   conf_note);
         else if (strcmp(t, "getrandom") == 0)
             printf("  getrandom: getrandom(2) as a direct system call, flags"
                    " 0, one call per\n    request at every size (repeated"
@@ -794,8 +798,8 @@ static const char *met(double v, double target)
 /* Why there is no number for |name|, a kernel or another column. */
 static void why_missing(const char *name, char *why, size_t n)
 {
-    static const char *const kernels[] = { "generic", "sse2", "avx2",
-                                           "avx512", "neon" };
+    static const char *const kernels[] = { "generic", "sse2", "avx2", "avx512",
+                                           "neon" };
     const struct chacha_impl *impl = chacha_impl_by_name(name);
     size_t i;
 
@@ -924,8 +928,7 @@ static void print_targets(size_t nkernels)
     a = cell(k, MAX_LEN, w1, sizeof(w1));
     b = cell("chacha20", MAX_LEN, w2, sizeof(w2));
     print_ratio(what, a, w1, b, w2, 0.95);
-    snprintf(what, sizeof(what), "  kernel %s / EVP ChaCha20, 16384 blocks",
-             k);
+    snprintf(what, sizeof(what), "  kernel %s / EVP ChaCha20, 16384 blocks", k);
     a = raw_cell(k, 2, w1, sizeof(w1));
     b = raw_cell("EVP ChaCha20", 2, w2, sizeof(w2));
     print_ratio(what, a, w1, b, w2, 0);
@@ -942,8 +945,7 @@ static void print_targets(size_t nkernels)
 
     a = cell("rand-cc", 16, w1, sizeof(w1));
     b = cell("rand-def", 16, w2, sizeof(w2));
-    print_ratio("RAND_bytes(16), chacharng config / default", a, w1, b, w2,
-                4);
+    print_ratio("RAND_bytes(16), chacharng config / default", a, w1, b, w2, 4);
 }
 
 /* ------------------------------------------------------------------------
@@ -1049,16 +1051,17 @@ static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
                 struct raw_arg *a = &arg[(i + (size_t)r) % n];
 
                 a->nblocks = k + 1;
-                ns[(i + (size_t)r) % n][k][r]
-                    = (double)(k + 1) * 64.0 * 1e3
-                      / measure(gen_raw_kernel, a, buf, (k + 1) * 64,
-                                a->impl->name, "short call").mbps;
+                ns[(i + (size_t)r) % n][k][r] =
+                    (double)(k + 1) * 64.0 * 1e3
+                    / measure(gen_raw_kernel, a, buf, (k + 1) * 64,
+                              a->impl->name, "short call")
+                          .mbps;
             }
     opt_runs = saved;
     opt_secs = saved_secs;
     printf("\nShort kernel calls, ns per call (wall clock): median of %d"
-           " interleaved runs\n%-13s%10s%10s%10s\n", runs, "kernel",
-           "1 block", "2 blocks", "3 blocks");
+           " interleaved runs\n%-13s%10s%10s%10s\n",
+           runs, "kernel", "1 block", "2 blocks", "3 blocks");
     for (i = 0; i < n; i++) {
         printf("%-13s", arg[i].impl->name);
         for (k = 0; k < SHORT_SIZES; k++) {
@@ -1080,11 +1083,10 @@ static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
 
 int main(int argc, char **argv)
 {
-    static const char *const fixed_cols[] = { "ctr-drbg", "rand-def",
-                                              "rand-cc", "getrandom",
-                                              "chacha20", "raw", "kmix",
-                                              "generic", "sse2", "avx2",
-                                              "avx512", "neon" };
+    static const char *const fixed_cols[] = {
+        "ctr-drbg", "rand-def", "rand-cc", "getrandom", "chacha20", "raw",
+        "kmix",     "generic",  "sse2",    "avx2",      "avx512",   "neon"
+    };
     static struct column evp_only; /* EVP ChaCha20 for the raw table only */
     const struct chacha_impl *list;
     const char *conf = getenv(ENV_CONF), *pick = NULL;
@@ -1165,8 +1167,8 @@ int main(int argc, char **argv)
     /* CTR-DRBG reseeds as often as CHACHA20-DRBG does by default. */
     for (i = 0; i < nkernels; i++) {
         if (cols[i].fn != NULL) {
-            params[0] = OSSL_PARAM_construct_uint("reseed_requests",
-                                                  &reseed_requests);
+            params[0] =
+                OSSL_PARAM_construct_uint("reseed_requests", &reseed_requests);
             if (!EVP_RAND_CTX_get_params(cols[i].arg, params))
                 die("reading reseed_requests of CHACHA20-DRBG failed");
             break;
@@ -1220,7 +1222,8 @@ int main(int argc, char **argv)
             if (col->rewind != NULL && !col->rewind(col->arg))
                 die("%s: rewinding failed", col->title);
             col->mbps[i] = measure(col->fn, col->arg, buf, rows[i].len,
-                                   col->title, rows[i].label).mbps;
+                                   col->title, rows[i].label)
+                               .mbps;
             printf("%10.1f", col->mbps[i]);
             fflush(stdout);
         }
@@ -1241,9 +1244,9 @@ int main(int argc, char **argv)
             raw[nraw].name = list[i].name;
             for (j = 0; j < RAW_SIZES; j++) {
                 arg.nblocks = raw_blocks[j];
-                raw[nraw].res[j] = measure(gen_raw_kernel, &arg, buf,
-                                           raw_blocks[j] * 64, list[i].name,
-                                           "raw");
+                raw[nraw].res[j] =
+                    measure(gen_raw_kernel, &arg, buf, raw_blocks[j] * 64,
+                            list[i].name, "raw");
             }
             nraw++;
         }
@@ -1252,9 +1255,9 @@ int main(int argc, char **argv)
             for (j = 0; j < RAW_SIZES; j++) {
                 if (!rewind_evp_chacha20(evp))
                     die("EVP ChaCha20: rewinding failed");
-                raw[nraw].res[j] = measure(gen_evp_chacha20, evp, buf,
-                                           raw_blocks[j] * 64, "EVP ChaCha20",
-                                           "raw");
+                raw[nraw].res[j] =
+                    measure(gen_evp_chacha20, evp, buf, raw_blocks[j] * 64,
+                            "EVP ChaCha20", "raw");
             }
             nraw++;
         }

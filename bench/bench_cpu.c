@@ -20,8 +20,8 @@ int bench_cpuinfo_field(const char *key, char *out, size_t n)
     while (!found && fgets(line, sizeof(line), f) != NULL) {
         char *p = line + klen;
 
-        if (strncmp(line, key, klen) != 0 || (*p != ' ' && *p != '\t'
-                                              && *p != ':'))
+        if (strncmp(line, key, klen) != 0
+            || (*p != ' ' && *p != '\t' && *p != ':'))
             continue;
         p = strchr(line, ':');
         if (p == NULL)

@@ -103,8 +103,8 @@ static double lifecycle_ns(EVP_RAND *alg, int n)
     for (i = 0; i < n; i++) {
         EVP_RAND_CTX *c = new_ready(alg);
 
-        if (c == NULL || !EVP_RAND_generate(c, out, sizeof(out), 256, 0,
-                                            NULL, 0))
+        if (c == NULL
+            || !EVP_RAND_generate(c, out, sizeof(out), 256, 0, NULL, 0))
             die("context lifecycle failed");
         sink ^= out[0];
         EVP_RAND_CTX_free(c);
@@ -140,11 +140,12 @@ static void bench_lifecycle(void)
     printf("\nContext lifecycle (EVP_RAND_CTX_new + instantiate + 32-byte "
            "generate + free, no parent)\n");
     printf("  chacharng %8.0f ns   CTR-DRBG %8.0f ns   chacharng/CTR %.2fx"
-           "  (target <= 1.00x)\n", m_cc, m_ct, m_cc / m_ct);
+           "  (target <= 1.00x)\n",
+           m_cc, m_ct, m_cc / m_ct);
     printf("  system calls per context over %d contexts from a cold pool:"
            " %.4f (mmap %lu, munmap %lu, madvise %lu; target <= 1),"
-           " seed getrandom %.2f\n", SYSCALL_CTX,
-           (double)(mm + mu + ma) / SYSCALL_CTX, mm, mu, ma,
+           " seed getrandom %.2f\n",
+           SYSCALL_CTX, (double)(mm + mu + ma) / SYSCALL_CTX, mm, mu, ma,
            (double)g / SYSCALL_CTX);
 }
 
@@ -203,7 +204,8 @@ static void bench_bulk(OSSL_LIB_CTX *lc)
         ma = median(a, RUNS);
         mb = median(b, RUNS);
         printf("  %7zu bytes: chacharng %8.1f   EVP ChaCha20 %8.1f   ratio "
-               "%.2f\n", lens[i], ma, mb, ma / mb);
+               "%.2f\n",
+               lens[i], ma, mb, ma / mb);
     }
     EVP_CIPHER_CTX_free(e);
     EVP_CIPHER_free(cc20);
@@ -392,7 +394,8 @@ int main(int argc, char **argv)
     if (chacha == NULL || ctr == NULL)
         die("cannot fetch the generators");
     printf("chacharng context and thread costs, %s; medians of %d "
-           "interleaved runs\n", OpenSSL_version(OPENSSL_VERSION), RUNS);
+           "interleaved runs\n",
+           OpenSSL_version(OPENSSL_VERSION), RUNS);
     bench_lifecycle();
     bench_bulk(lc);
     bench_threads(argv[1]);

@@ -45,10 +45,9 @@ static volatile unsigned char sink;
 
 enum what { EVP4, EVP16, RB16, GETPID, NWHAT };
 
-static const char *const what_name[NWHAT] = {
-    "EVP_RAND_generate(4)", "EVP_RAND_generate(16)", "random_bytes(16)",
-    "getpid()"
-};
+static const char *const what_name[NWHAT] = { "EVP_RAND_generate(4)",
+                                              "EVP_RAND_generate(16)",
+                                              "random_bytes(16)", "getpid()" };
 
 static double now_ns(void)
 {

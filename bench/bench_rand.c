@@ -150,11 +150,11 @@ static double rate(enum source src, size_t len, int nthreads)
  * ------------------------------------------------------------------------ */
 
 struct config {
-    const char *key;   /* short name used in the result lines */
+    const char *key; /* short name used in the result lines */
     const char *label;
-    const char *file;  /* OPENSSL_CONF, relative to srcdir; NULL: none */
-    int min_minor;     /* needs OpenSSL 3.<min_minor> */
-    int contexts;      /* > 0: random_bytes through the dispatch table of
+    const char *file; /* OPENSSL_CONF, relative to srcdir; NULL: none */
+    int min_minor;    /* needs OpenSSL 3.<min_minor> */
+    int contexts;     /* > 0: random_bytes through the dispatch table of
                           the last of this many library contexts */
 };
 
@@ -162,13 +162,18 @@ static const struct config configs[] = {
     { "default", "libcrypto default (CTR-DRBG)", NULL, 0, 0 },
     { "chain", "chacharng DRBG chain (openssl.cnf.sample)",
       "openssl.cnf.sample", 0, 0 },
-    { "provider", "chacharng random provider "
+    { "provider",
+      "chacharng random provider "
       "(openssl-random-provider.cnf.sample)",
       "openssl-random-provider.cnf.sample", 5, 0 },
-    { "dispatch", "chacharng random_bytes via the dispatch table, "
-      "1 library context", NULL, 0, 1 },
-    { "dispatch16", "chacharng random_bytes via the dispatch table, "
-      "the 16th of 16 library contexts", NULL, 0, 16 },
+    { "dispatch",
+      "chacharng random_bytes via the dispatch table, "
+      "1 library context",
+      NULL, 0, 1 },
+    { "dispatch16",
+      "chacharng random_bytes via the dispatch table, "
+      "the 16th of 16 library contexts",
+      NULL, 0, 16 },
 };
 
 /* Load chacharng into |n| new library contexts; serve from the last. */
@@ -185,8 +190,7 @@ static int load_dispatch(int n)
         if (lc == NULL || (p = OSSL_PROVIDER_load(lc, "chacharng")) == NULL)
             return 0;
     }
-    for (d = OSSL_PROVIDER_get0_dispatch(p); d != NULL && d->function_id;
-         d++)
+    for (d = OSSL_PROVIDER_get0_dispatch(p); d != NULL && d->function_id; d++)
         if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
             rb_fn = (random_bytes_fn *)d->function;
     rb_provctx = OSSL_PROVIDER_get0_provider_ctx(p);
@@ -281,7 +285,8 @@ static void run_config(const struct config *c, const char *srcdir)
     in = fdopen(fds[0], "r");
     while (fgets(line, sizeof(line), in) != NULL && nresults < 64) {
         if (sscanf(line, "%63s %lf", results[nresults].key,
-                   &results[nresults].value) == 2)
+                   &results[nresults].value)
+            == 2)
             nresults++;
     }
     fclose(in);
@@ -362,22 +367,18 @@ int main(int argc, char **argv)
     }
     printf("ratios:\n");
     ratio("chain vs default, RAND_bytes(16)", "chain.r16", "default.r16");
-    ratio("provider vs default, RAND_bytes(16)", "provider.r16",
-          "default.r16");
+    ratio("provider vs default, RAND_bytes(16)", "provider.r16", "default.r16");
     ratio("provider, 2 threads vs 1, RAND_bytes(16)", "provider.r16x2",
           "provider.r16");
-    ratio("chain, 2 threads vs 1, RAND_bytes(16)", "chain.r16x2",
-          "chain.r16");
+    ratio("chain, 2 threads vs 1, RAND_bytes(16)", "chain.r16x2", "chain.r16");
     ratio("default, 2 threads vs 1, RAND_bytes(16)", "default.r16x2",
           "default.r16");
-    ratio("RAND_get_rand_method, 2 threads vs 1", "default.m2",
-          "default.m1");
+    ratio("RAND_get_rand_method, 2 threads vs 1", "default.m2", "default.m1");
     ratio("provider RAND_bytes(4) vs getrandom(4)", "provider.r4",
           "getrandom.r4");
     ratio("chain RAND_bytes(4) vs getrandom(4)", "chain.r4", "getrandom.r4");
     ratio("random_bytes(16), 16th of 16 contexts vs 1", "dispatch16.r16",
           "dispatch.r16");
-    ratio("random_bytes(16), 2 threads vs 1", "dispatch.r16x2",
-          "dispatch.r16");
+    ratio("random_bytes(16), 2 threads vs 1", "dispatch.r16x2", "dispatch.r16");
     return 0;
 }

@@ -92,8 +92,7 @@ struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl)
     return d;
 }
 
-void chacha_drbg_set_policy(struct chacha_drbg *d,
-                            unsigned int reseed_requests,
+void chacha_drbg_set_policy(struct chacha_drbg *d, unsigned int reseed_requests,
                             time_t reseed_interval)
 {
     d->reseed_requests = reseed_requests;
@@ -113,8 +112,7 @@ const struct chacha_impl *chacha_drbg_impl(const struct chacha_drbg *d)
     return whole_const(d)->impl;
 }
 
-void chacha_drbg_set_impl(struct chacha_drbg *d,
-                          const struct chacha_impl *impl)
+void chacha_drbg_set_impl(struct chacha_drbg *d, const struct chacha_impl *impl)
 {
     whole(d)->impl = impl;
 }
@@ -241,8 +239,7 @@ void chacha_drbg_instantiate(struct chacha_drbg *d,
 CHACHA_CLEAR_REGS
 void chacha_drbg_reseed(struct chacha_drbg *d, const uint8_t *caller_entropy,
                         size_t caller_len, const uint8_t *fresh_entropy,
-                        size_t fresh_len, const uint8_t *adin,
-                        size_t adinlen)
+                        size_t fresh_len, const uint8_t *adin, size_t adinlen)
 {
     struct piece pc[3] = { { caller_entropy, caller_len },
                            { fresh_entropy, fresh_len },
@@ -323,8 +320,8 @@ static void refill(struct chacha_drbg *d)
  * the (empty) buffer.  Out of line, so that only direct requests pay for
  * the 4 KiB frame (and its stack probe), not every generate call.
  */
-__attribute__((noinline))
-static void generate_direct(struct chacha_drbg *d, uint8_t *out, size_t r)
+__attribute__((noinline)) static void generate_direct(struct chacha_drbg *d,
+                                                      uint8_t *out, size_t r)
 {
     struct chacha_drbg_secret *s = d->s;
     size_t full = r / CHACHA_BLOCK_BYTES, tail = r % CHACHA_BLOCK_BYTES;

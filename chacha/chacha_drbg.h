@@ -41,15 +41,15 @@
  * covers every secret.
  */
 struct chacha_drbg_secret {
-    uint32_t state[16];   /* constants, K, counter (always 0 at rest), N */
+    uint32_t state[16]; /* constants, K, counter (always 0 at rest), N */
     uint8_t ks[CHACHA_DRBG_KS_BYTES]; /* last refill; unread bytes at the end */
-    size_t avail;         /* unread bytes: ks[KS_BYTES - avail .. KS_BYTES) */
-    uint64_t calls;       /* generate calls served since the last (re)seed */
-    uint64_t bytes;       /* bytes produced since the last (re)seed */
-    time_t seed_time;     /* wall-clock time of the last (re)seed */
-    uint32_t fork_gen;    /* chacha_fork_generation() at (re)seed (fallbacks) */
-    pid_t pid;            /* getpid() at (re)seed (fallbacks) */
-    uint32_t seeded;      /* CHACHA_DRBG_SEEDED, or 0 in a fork child */
+    size_t avail;      /* unread bytes: ks[KS_BYTES - avail .. KS_BYTES) */
+    uint64_t calls;    /* generate calls served since the last (re)seed */
+    uint64_t bytes;    /* bytes produced since the last (re)seed */
+    time_t seed_time;  /* wall-clock time of the last (re)seed */
+    uint32_t fork_gen; /* chacha_fork_generation() at (re)seed (fallbacks) */
+    pid_t pid;         /* getpid() at (re)seed (fallbacks) */
+    uint32_t seeded;   /* CHACHA_DRBG_SEEDED, or 0 in a fork child */
 };
 
 /*
@@ -83,8 +83,7 @@ void chacha_drbg_free(struct chacha_drbg *d);
  * |reseed_requests| calls (0: no limit) and after |reseed_interval| seconds
  * (0: no limit).  New generators have 65536 calls and 3600 seconds.
  */
-void chacha_drbg_set_policy(struct chacha_drbg *d,
-                            unsigned int reseed_requests,
+void chacha_drbg_set_policy(struct chacha_drbg *d, unsigned int reseed_requests,
                             time_t reseed_interval);
 void chacha_drbg_get_policy(const struct chacha_drbg *d,
                             unsigned int *reseed_requests,
@@ -125,8 +124,7 @@ void chacha_drbg_instantiate(struct chacha_drbg *d,
  */
 void chacha_drbg_reseed(struct chacha_drbg *d, const uint8_t *caller_entropy,
                         size_t caller_len, const uint8_t *fresh_entropy,
-                        size_t fresh_len, const uint8_t *adin,
-                        size_t adinlen);
+                        size_t fresh_len, const uint8_t *adin, size_t adinlen);
 
 /*
  * absorb(|adin|), then write |n| bytes to |out| and count one call.  The
@@ -271,8 +269,8 @@ static inline void chacha_drbg_take_buffered(struct chacha_drbg_secret *s,
  * with no additional input.  Under wipe-on-fork nothing here leaves the
  * inline code but time(2), and that only when a time limit is set.
  */
-static inline int chacha_drbg_generate_fast(struct chacha_drbg *d,
-                                            uint8_t *out, size_t n)
+static inline int chacha_drbg_generate_fast(struct chacha_drbg *d, uint8_t *out,
+                                            size_t n)
 {
     struct chacha_drbg_secret *s = d->s;
 

@@ -11,10 +11,18 @@
 
 #define QUARTERROUND(a, b, c, d)                                               \
     do {                                                                       \
-        a += b; d ^= a; d = ROTL32(d, 16);                                     \
-        c += d; b ^= c; b = ROTL32(b, 12);                                     \
-        a += b; d ^= a; d = ROTL32(d, 8);                                      \
-        c += d; b ^= c; b = ROTL32(b, 7);                                      \
+        a += b;                                                                \
+        d ^= a;                                                                \
+        d = ROTL32(d, 16);                                                     \
+        c += d;                                                                \
+        b ^= c;                                                                \
+        b = ROTL32(b, 12);                                                     \
+        a += b;                                                                \
+        d ^= a;                                                                \
+        d = ROTL32(d, 8);                                                      \
+        c += d;                                                                \
+        b ^= c;                                                                \
+        b = ROTL32(b, 7);                                                      \
     } while (0)
 
 static inline void store32_le(uint8_t *p, uint32_t v)

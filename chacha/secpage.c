@@ -179,8 +179,8 @@ void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode,
 
     *transient = 0;
     len = round_to_pages(len);
-    p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-             -1, 0);
+    p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+             0);
     if (p == MAP_FAILED)
         return NULL;
     /* keep keys out of core dumps; best effort, nothing depends on it */

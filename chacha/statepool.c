@@ -34,7 +34,7 @@ enum { LIVE, RETIRED, REVIVING };
 #define MODES(req, retry, mode) ((req) << 8 | (retry) << 4 | (int)(mode))
 #define MODES_REQ(m) ((m) >> 8)
 #define MODES_RETRY(m) (((m) >> 4) & 1)
-#define MODES_MODE(m) ((enum chacha_fork_mode)((m) & 0xf))
+#define MODES_MODE(m) ((enum chacha_fork_mode)((m)&0xf))
 
 struct chacha_pool_chunk {
     struct chacha_pool_chunk *next; /* fixed before the record is published */
@@ -87,8 +87,7 @@ static int claim(struct chacha_pool_chunk *c, int req, uint64_t mask)
         if (__atomic_compare_exchange_n(&c->used, &u, u | bit, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
             /* the chunk may have been retired and revived since |modes| */
-            if (MODES_REQ(__atomic_load_n(&c->modes, __ATOMIC_RELAXED))
-                == req)
+            if (MODES_REQ(__atomic_load_n(&c->modes, __ATOMIC_RELAXED)) == req)
                 return (int)i;
             __atomic_and_fetch(&c->used, ~bit, __ATOMIC_RELEASE);
             return -1;
@@ -107,8 +106,7 @@ static int map_into(struct chacha_pool_chunk *c, int req)
     if (p == NULL)
         return 0;
     __atomic_store_n(&c->base, p, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->modes, MODES(req, transient, mode),
-                     __ATOMIC_RELAXED);
+    __atomic_store_n(&c->modes, MODES(req, transient, mode), __ATOMIC_RELAXED);
     __atomic_store_n(&c->life, LIVE, __ATOMIC_RELAXED);
     /* publishes base and modes to every claim() that sees a free bit */
     __atomic_store_n(&c->used, 1, __ATOMIC_RELEASE);
@@ -184,8 +182,7 @@ void *chacha_pool_get(size_t size, enum chacha_fork_mode *mode,
     if (size > CHACHA_POOL_SLOT_BYTES || chunk_slots() == 0
         || chacha_secpage_injected_failure())
         return NULL;
-    for (c = __atomic_load_n(&chunks, __ATOMIC_ACQUIRE); c != NULL;
-         c = c->next)
+    for (c = __atomic_load_n(&chunks, __ATOMIC_ACQUIRE); c != NULL; c = c->next)
         if ((i = claim(c, req, mask)) >= 0)
             break;
     if (c == NULL) {
@@ -205,8 +202,8 @@ void chacha_pool_put(void *p, struct chacha_pool_chunk *home)
 
     if (p == NULL)
         return;
-    i = (size_t)((unsigned char *)p - __atomic_load_n(&home->base,
-                                                      __ATOMIC_RELAXED))
+    i = (size_t)((unsigned char *)p
+                 - __atomic_load_n(&home->base, __ATOMIC_RELAXED))
         / CHACHA_POOL_SLOT_BYTES;
     /* the next owner, in this process or a fork child, starts from zero */
     chacha_wipe(p, CHACHA_POOL_SLOT_BYTES);

@@ -76,10 +76,10 @@ static inline void chacha_clear_regs(void)
         "pxor %%xmm14, %%xmm14\n\tpxor %%xmm15, %%xmm15"
         :
         :
-        : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
-          "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",
-          "xmm15", "cc", "memory");
+        : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "xmm0",
+          "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
+          "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc",
+          "memory");
 }
 #elif defined(__aarch64__)
 static inline void chacha_clear_regs(void)
@@ -103,8 +103,8 @@ static inline void chacha_clear_regs(void)
         : "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
           "x11", "x12", "x13", "x14", "x15", "x16", "x17", "v0", "v1", "v2",
           "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20",
-          "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
-          "v30", "v31", "cc", "memory");
+          "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30",
+          "v31", "cc", "memory");
 }
 #else
 #define chacha_clear_regs() ((void)0)

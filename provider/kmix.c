@@ -56,7 +56,7 @@ typedef Elf32_Word hash_word;
 #endif
 
 /* An address of the vDSO image, from a link-time address |vaddr|. */
-#define VDSO_AT(type, vaddr) ((type)(base + ((vaddr) - load_vaddr)))
+#define VDSO_AT(type, vaddr) ((type)(base + ((vaddr)-load_vaddr)))
 
 /*
  * 1 if the vDSO mapped into this process exports getrandom: Linux 6.11+
@@ -68,7 +68,7 @@ static int vdso_has_getrandom(void)
 {
     uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR), load_vaddr = 0;
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
-    const ElfW(Phdr) *ph;
+    const ElfW(Phdr) * ph;
     const ElfW(Dyn) *dyn = NULL;
     const ElfW(Sym) *sym = NULL;
     const hash_word *hash = NULL;
@@ -78,8 +78,8 @@ static int vdso_has_getrandom(void)
     int have_load = 0;
 
     if (base == 0 || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0
-        || eh->e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64
-                                                           : ELFCLASS32))
+        || eh->e_ident[EI_CLASS]
+               != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
         return 0;
     ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
     for (i = 0; i < eh->e_phnum; i++) {
@@ -117,8 +117,7 @@ static int vdso_has_getrandom(void)
     } else if (gnu != NULL) {
         /* past the highest bucket's chain, whose last entry has bit 0 set */
         Elf32_Word nbuckets = gnu[0], symoff = gnu[1], bloom = gnu[2];
-        const Elf32_Word *buckets =
-            gnu + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
+        const Elf32_Word *buckets = gnu + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
         const Elf32_Word *chain = buckets + nbuckets;
         Elf32_Word top = 0;
 

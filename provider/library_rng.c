@@ -227,7 +227,8 @@ int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,
     }
     /* the order matters: nothing of ours touches a foreign core's context */
     if (!same_libcrypto(get_libctx))
-        why = "loaded by a libcrypto other than the one chacharng is linked with";
+        why =
+            "loaded by a libcrypto other than the one chacharng is linked with";
     else if ((libctx = default_libctx(prov->handle, get_libctx)) == NULL)
         why = "a private or child library context";
     else if (env_opted_out())
@@ -282,8 +283,8 @@ static int alone(const CHACHARNG_PROV_CTX *prov,
 {
     struct census c = { prov, 0, 0 };
 
-    return OSSL_PROVIDER_do_all(lr->libctx, count_provider, &c)
-           && c.ours == 1 && c.others == 0;
+    return OSSL_PROVIDER_do_all(lr->libctx, count_provider, &c) && c.ours == 1
+           && c.others == 0;
 }
 
 /*
@@ -331,8 +332,8 @@ int chacharng_library_rng_query(CHACHARNG_PROV_CTX *prov)
     want = alone(prov, lr); /* takes the core's store lock: not under ours */
     pthread_mutex_lock(&lr->lock);
     if (!lr->closed && lr->events == events && want != lr->named)
-        set_name(lr, want, want ? "the only provider"
-                                : "another provider is active");
+        set_name(lr, want,
+                 want ? "the only provider" : "another provider is active");
     open = !lr->closed;
     pthread_mutex_unlock(&lr->lock);
     return open;

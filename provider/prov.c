@@ -37,8 +37,7 @@ static const OSSL_ITEM reason_strings[] = {
     { CHACHARNG_R_ALREADY_INSTANTIATED, "DRBG already instantiated" },
     { CHACHARNG_R_IN_ERROR_STATE, "DRBG in error state" },
     { CHACHARNG_R_STRENGTH_TOO_HIGH, "requested strength above 256 bits" },
-    { CHACHARNG_R_PERSONALISATION_TOO_LONG,
-      "personalization string too long" },
+    { CHACHARNG_R_PERSONALISATION_TOO_LONG, "personalization string too long" },
     { CHACHARNG_R_ADDITIONAL_INPUT_TOO_LONG, "additional input too long" },
     { CHACHARNG_R_ENTROPY_INPUT_TOO_LONG, "entropy input too long" },
     { CHACHARNG_R_REQUEST_TOO_LARGE, "request larger than max_request" },
@@ -106,8 +105,7 @@ void chacharng_debug_log(const char *fmt, ...)
     fprintf(stderr, CHACHARNG_NAME ": %s\n", line);
 }
 
-int chacharng_strength_ok(const CHACHARNG_PROV_CTX *prov,
-                          unsigned int strength)
+int chacharng_strength_ok(const CHACHARNG_PROV_CTX *prov, unsigned int strength)
 {
     if (strength <= CHACHA_DRBG_STRENGTH)
         return 1;
@@ -136,9 +134,8 @@ static const OSSL_ALGORITHM rand_algorithms[] = {
     { NULL, NULL, NULL, NULL }
 };
 
-static const OSSL_ALGORITHM *chacharng_prov_query(void *provctx,
-                                                  int operation_id,
-                                                  int *no_cache)
+static const OSSL_ALGORITHM *
+chacharng_prov_query(void *provctx, int operation_id, int *no_cache)
 {
     if (operation_id != OSSL_OP_RAND) {
         *no_cache = 0;
@@ -152,18 +149,18 @@ static const char *buildinfo(void)
 {
     return PACKAGE_STRING " (kernels:"
 #if CHACHARNG_HAVE_AVX512_ASM
-           " avx512"
+                          " avx512"
 #endif
 #if CHACHARNG_HAVE_AVX2_ASM
-           " avx2"
+                          " avx2"
 #endif
 #if CHACHARNG_HAVE_SSE2_ASM
-           " sse2"
+                          " sse2"
 #endif
 #if CHACHARNG_HAVE_NEON_ASM
-           " neon"
+                          " neon"
 #endif
-           " generic)";
+                          " generic)";
 }
 
 /*
@@ -215,13 +212,17 @@ static int answer_impl(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
 #define GETTABLE_DEFINITION(definition, answer) definition,
 #define GETTABLE_ANSWER(definition, answer) answer,
 
+/* clang-format off */
 static const OSSL_PARAM prov_gettable[] = {
     PROV_GETTABLE(GETTABLE_DEFINITION) OSSL_PARAM_END
 };
+/* clang-format on */
 
+/* clang-format off */
 static prov_answer_fn *const prov_gettable_answers[] = {
     PROV_GETTABLE(GETTABLE_ANSWER)
 };
+/* clang-format on */
 
 static const OSSL_PARAM *chacharng_prov_gettable_params(void *provctx)
 {
@@ -257,8 +258,10 @@ static const OSSL_DISPATCH prov_functions[] = {
     { OSSL_FUNC_PROVIDER_TEARDOWN, (void (*)(void))chacharng_prov_teardown },
     { OSSL_FUNC_PROVIDER_GETTABLE_PARAMS,
       (void (*)(void))chacharng_prov_gettable_params },
-    { OSSL_FUNC_PROVIDER_GET_PARAMS, (void (*)(void))chacharng_prov_get_params },
-    { OSSL_FUNC_PROVIDER_QUERY_OPERATION, (void (*)(void))chacharng_prov_query },
+    { OSSL_FUNC_PROVIDER_GET_PARAMS,
+      (void (*)(void))chacharng_prov_get_params },
+    { OSSL_FUNC_PROVIDER_QUERY_OPERATION,
+      (void (*)(void))chacharng_prov_query },
     { OSSL_FUNC_PROVIDER_GET_REASON_STRINGS,
       (void (*)(void))chacharng_prov_reasons },
     { OSSL_FUNC_PROVIDER_RANDOM_BYTES, (void (*)(void))chacharng_random_bytes },
@@ -342,10 +345,9 @@ static int choose_impl(CHACHARNG_PROV_CTX *prov)
     return 1;
 }
 
-__attribute__((visibility("default")))
-int OSSL_provider_init(const OSSL_CORE_HANDLE *handle,
-                       const OSSL_DISPATCH *in, const OSSL_DISPATCH **out,
-                       void **provctx)
+__attribute__((visibility("default"))) int
+OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
+                   const OSSL_DISPATCH **out, void **provctx)
 {
     CHACHARNG_PROV_CTX *prov = calloc(1, sizeof(*prov));
     chacharng_get_entropy_fn *get_entropy = NULL, *get_user_entropy = NULL;

@@ -64,9 +64,9 @@ typedef struct chacharng_prov_ctx {
     OSSL_FUNC_core_vset_error_fn *core_vset_error;
     chacharng_get_entropy_fn *get_entropy;
     chacharng_cleanup_entropy_fn *cleanup_entropy;
-    struct chacharng_library_rng *library_rng; /* NULL: never the library DRBG */
+    struct chacharng_library_rng
+        *library_rng; /* NULL: never the library DRBG */
 } CHACHARNG_PROV_CTX;
-
 
 /* Reasons reported through the core's error upcalls (prov.c has the text). */
 enum {
@@ -166,13 +166,13 @@ int chacharng_seed_os(const CHACHARNG_PROV_CTX *prov, unsigned char *out);
 
 /* What a seeding absorbs besides the fresh entropy E it fetches. */
 struct chacharng_seed_input {
-    int instantiate;            /* 1: start over from E || pers */
-    int prediction_resistance;  /* asked of the parent, if any */
-    const unsigned char *ent;   /* reseed: ent || E || adin on top */
+    int instantiate;           /* 1: start over from E || pers */
+    int prediction_resistance; /* asked of the parent, if any */
+    const unsigned char *ent;  /* reseed: ent || E || adin on top */
     size_t entlen;
-    const unsigned char *pers;  /* instantiate only */
+    const unsigned char *pers; /* instantiate only */
     size_t perslen;
-    const unsigned char *adin;  /* reseed only */
+    const unsigned char *adin; /* reseed only */
     size_t adinlen;
 };
 /*
@@ -183,8 +183,8 @@ struct chacharng_seed_input {
  * any.  On failure |d| is wiped, so nothing unseeded is ever output, and
  * |ctx| goes to the error state; returns 0 with an error raised.
  */
-int chacharng_seed_drbg(const CHACHARNG_PROV_CTX *prov,
-                        CHACHARNG_RAND_CTX *ctx, struct chacha_drbg *d,
+int chacharng_seed_drbg(const CHACHARNG_PROV_CTX *prov, CHACHARNG_RAND_CTX *ctx,
+                        struct chacha_drbg *d,
                         const struct chacharng_seed_input *in);
 
 /* ------------------------------------------------------------------------

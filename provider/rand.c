@@ -367,8 +367,7 @@ static int chacharng_rand_verify_zeroization(void *vctx)
  */
 static size_t chacharng_rand_get_seed(void *vctx, unsigned char **pout,
                                       int entropy, size_t min_len,
-                                      size_t max_len,
-                                      int prediction_resistance,
+                                      size_t max_len, int prediction_resistance,
                                       const unsigned char *adin,
                                       size_t adin_len)
 {

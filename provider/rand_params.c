@@ -179,8 +179,7 @@ int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s)
     return 1;
 }
 
-int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov,
-                            const OSSL_PARAM *p)
+int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p)
 {
     CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
                     "%s: a buffer of type %u and %zu bytes cannot take the "
@@ -213,14 +212,12 @@ static int answer_strength(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
     return OSSL_PARAM_set_uint(p, CHACHA_DRBG_STRENGTH);
 }
 
-static int answer_max_request_slow(OSSL_PARAM *p,
-                                   const CHACHARNG_RAND_CTX *ctx)
+static int answer_max_request_slow(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
     return OSSL_PARAM_set_size_t(p, CHACHARNG_MAX_REQUEST);
 }
 
-static int answer_reseed_requests(OSSL_PARAM *p,
-                                  const CHACHARNG_RAND_CTX *ctx)
+static int answer_reseed_requests(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
     unsigned int requests;
     time_t interval;
@@ -229,8 +226,7 @@ static int answer_reseed_requests(OSSL_PARAM *p,
     return OSSL_PARAM_set_uint(p, requests);
 }
 
-static int answer_reseed_interval(OSSL_PARAM *p,
-                                  const CHACHARNG_RAND_CTX *ctx)
+static int answer_reseed_interval(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
     unsigned int requests;
     time_t interval;
@@ -239,8 +235,7 @@ static int answer_reseed_interval(OSSL_PARAM *p,
     return OSSL_PARAM_set_time_t(p, interval);
 }
 
-static int answer_reseed_counter(OSSL_PARAM *p,
-                                 const CHACHARNG_RAND_CTX *ctx)
+static int answer_reseed_counter(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
     return OSSL_PARAM_set_uint(
         p, __atomic_load_n(&ctx->reseed_counter, __ATOMIC_RELAXED));
@@ -299,13 +294,17 @@ static int answer_kernel_mix_failures(OSSL_PARAM *p,
 #define GETTABLE_DEFINITION(definition, answer) definition,
 #define GETTABLE_ANSWER(definition, answer) answer,
 
+/* clang-format off */
 static const OSSL_PARAM gettable[] = {
     RAND_GETTABLE(GETTABLE_DEFINITION) OSSL_PARAM_END
 };
+/* clang-format on */
 
+/* clang-format off */
 static rand_answer_fn *const gettable_answers[] = {
     RAND_GETTABLE(GETTABLE_ANSWER)
 };
+/* clang-format on */
 
 static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
 {
@@ -391,8 +390,8 @@ struct rand_settings {
     int kernel_mix;
 };
 
-typedef int rand_setting_fn(const CHACHARNG_PROV_CTX *prov,
-                            const OSSL_PARAM *p, struct rand_settings *to);
+typedef int rand_setting_fn(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
+                            struct rand_settings *to);
 
 static int read_reseed_requests(const CHACHARNG_PROV_CTX *prov,
                                 const OSSL_PARAM *p, struct rand_settings *to)
@@ -435,8 +434,8 @@ static int read_impl(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
     return 1;
 }
 
-static int read_kernel_mix(const CHACHARNG_PROV_CTX *prov,
-                           const OSSL_PARAM *p, struct rand_settings *to)
+static int read_kernel_mix(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
+                           struct rand_settings *to)
 {
     int v;
 
@@ -465,13 +464,17 @@ static int read_kernel_mix(const CHACHARNG_PROV_CTX *prov,
 #define SETTABLE_DEFINITION(definition, reader) definition,
 #define SETTABLE_READER(definition, reader) reader,
 
+/* clang-format off */
 static const OSSL_PARAM settable[] = {
     RAND_SETTABLE(SETTABLE_DEFINITION) OSSL_PARAM_END
 };
+/* clang-format on */
 
+/* clang-format off */
 static rand_setting_fn *const settable_readers[] = {
     RAND_SETTABLE(SETTABLE_READER)
 };
+/* clang-format on */
 
 int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 {
@@ -482,8 +485,7 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 
     if (params == NULL)
         return 1;
-    chacha_drbg_get_policy(ctx->drbg, &to.reseed_requests,
-                           &to.reseed_interval);
+    chacha_drbg_get_policy(ctx->drbg, &to.reseed_requests, &to.reseed_interval);
     to.impl = chacha_drbg_impl(ctx->drbg);
     to.kernel_mix = chacha_drbg_kernel_mix_on(ctx->drbg);
     /* validate everything first, so a failure changes nothing */
@@ -499,14 +501,12 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     return 1;
 }
 
-const OSSL_PARAM *chacharng_rand_gettable_ctx_params(void *vctx,
-                                                     void *provctx)
+const OSSL_PARAM *chacharng_rand_gettable_ctx_params(void *vctx, void *provctx)
 {
     return gettable;
 }
 
-const OSSL_PARAM *chacharng_rand_settable_ctx_params(void *vctx,
-                                                     void *provctx)
+const OSSL_PARAM *chacharng_rand_settable_ctx_params(void *vctx, void *provctx)
 {
     return settable;
 }

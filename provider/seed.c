@@ -46,8 +46,7 @@ int chacharng_seed_parent_strength(CHACHARNG_RAND_CTX *ctx,
 }
 
 /* The parent's reseed counter; requires the parent's lock. */
-static int parent_counter_locked(CHACHARNG_RAND_CTX *ctx,
-                                 unsigned int *counter)
+static int parent_counter_locked(CHACHARNG_RAND_CTX *ctx, unsigned int *counter)
 {
     OSSL_PARAM params[2];
 
@@ -60,8 +59,8 @@ static int parent_counter_locked(CHACHARNG_RAND_CTX *ctx,
         *counter = __atomic_load_n(&parent->reseed_counter, __ATOMIC_RELAXED);
         return 1;
     }
-    params[0] = OSSL_PARAM_construct_uint(OSSL_DRBG_PARAM_RESEED_COUNTER,
-                                          counter);
+    params[0] =
+        OSSL_PARAM_construct_uint(OSSL_DRBG_PARAM_RESEED_COUNTER, counter);
     params[1] = OSSL_PARAM_construct_end();
     return ctx->parent_get_ctx_params(ctx->parent, params)
            && OSSL_PARAM_modified(&params[0]);
@@ -109,8 +108,7 @@ static int seed_from_parent(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
      * if that made the parent reseed, reading it earlier would make us
      * follow a reseed we have already absorbed, on every call.
      */
-    if (n >= CHACHA_DRBG_SEED_BYTES
-        && parent_counter_locked(ctx, &counter))
+    if (n >= CHACHA_DRBG_SEED_BYTES && parent_counter_locked(ctx, &counter))
         ctx->parent_reseed_counter = counter;
     unlock_parent(ctx);
     if (n < CHACHA_DRBG_SEED_BYTES || buf == NULL) {
@@ -183,8 +181,8 @@ int chacharng_seed_get(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
  * Seeding a generator: fetch, absorb, wipe, record
  * ------------------------------------------------------------------------ */
 
-int chacharng_seed_drbg(const CHACHARNG_PROV_CTX *prov,
-                        CHACHARNG_RAND_CTX *ctx, struct chacha_drbg *d,
+int chacharng_seed_drbg(const CHACHARNG_PROV_CTX *prov, CHACHARNG_RAND_CTX *ctx,
+                        struct chacha_drbg *d,
                         const struct chacharng_seed_input *in)
 {
     unsigned char e[CHACHA_DRBG_SEED_BYTES];

@@ -28,16 +28,15 @@ void _start(void);
 void _start(void)
 {
     static const uint32_t state[16] = {
-        0x61707865, 0x3320646e, 0x79622d32, 0x6b206574,
-        0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c,
-        0x13121110, 0x17161514, 0x1b1a1918, 0x1f1e1d1c,
+        0x61707865, 0x3320646e, 0x79622d32, 0x6b206574, 0x03020100, 0x07060504,
+        0x0b0a0908, 0x0f0e0d0c, 0x13121110, 0x17161514, 0x1b1a1918, 0x1f1e1d1c,
         0x00000001, 0x09000000, 0x4a000000, 0x00000000,
     };
     static const uint8_t want[16] = { 0x10, 0xf1, 0xe7, 0xe4, 0xd1, 0x3b,
                                       0x59, 0x15, 0x50, 0x0f, 0xdd, 0x1f,
                                       0xa3, 0x20, 0x71, 0xc4 };
-    void (*volatile kernel)(uint8_t *, const uint32_t *, size_t)
-        = chacharng_chacha_blocks_neon;
+    void (*volatile kernel)(uint8_t *, const uint32_t *, size_t) =
+        chacharng_chacha_blocks_neon;
     volatile uint8_t out[64];
     long bad = 0;
     int i;

@@ -71,8 +71,9 @@ static int canaries_intact(const uint8_t *buf, size_t before, size_t len)
  */
 static void check_cross(const struct chacha_impl *impl)
 {
-    static const uint32_t counters[] = { 0, 1, 0x7fffffffu, 0xfffffff0u,
-                                         0xfffffffeu, 0xffffffffu };
+    static const uint32_t counters[] = {
+        0, 1, 0x7fffffffu, 0xfffffff0u, 0xfffffffeu, 0xffffffffu
+    };
     static const size_t big[] = { 255, 256, 1000, 1023, 1024, 16384 };
     size_t maxlen = 16384 * 64, off, n, ci, i, bad_data = 0, bad_canary = 0;
     size_t cases = 0;
@@ -93,29 +94,29 @@ static void check_cross(const struct chacha_impl *impl)
         for (n = 0; n <= MAX_BLOCKS + sizeof(big) / sizeof(big[0]); n++) {
             size_t nb = n <= MAX_BLOCKS ? n : big[n - MAX_BLOCKS - 1];
 
-            for (off = 0; off < 64;
-                 off += (nb > ALL_OFFSETS_BLOCKS ? 21 : 1)) {
+            for (off = 0; off < 64; off += (nb > ALL_OFFSETS_BLOCKS ? 21 : 1)) {
                 memset(buf, CANARY_BYTE, CANARY + off + nb * 64 + CANARY);
                 impl->blocks(buf + CANARY + off, state, nb);
                 cases++;
                 if (memcmp(buf + CANARY + off, ref, nb * 64) != 0) {
                     if (bad_data++ == 0)
                         tu_diag("%s: wrong output, counter %#x, %zu blocks, "
-                                "offset %zu", impl->name, counters[ci], nb,
-                                off);
+                                "offset %zu",
+                                impl->name, counters[ci], nb, off);
                 }
                 if (!canaries_intact(buf, CANARY + off, nb * 64)) {
                     if (bad_canary++ == 0)
                         tu_diag("%s: canary hit, counter %#x, %zu blocks, "
-                                "offset %zu", impl->name, counters[ci], nb,
-                                off);
+                                "offset %zu",
+                                impl->name, counters[ci], nb, off);
                 }
             }
         }
     }
-    TU_OK(bad_data == 0, "%s: %zu batches equal the portable kernel (all "
-          "sizes 0..%d and large, 64 alignments, counter wrap)", impl->name,
-          cases, MAX_BLOCKS);
+    TU_OK(bad_data == 0,
+          "%s: %zu batches equal the portable kernel (all "
+          "sizes 0..%d and large, 64 alignments, counter wrap)",
+          impl->name, cases, MAX_BLOCKS);
     TU_OK(bad_canary == 0, "%s: no write outside the output (%zu batches)",
           impl->name, cases);
 
@@ -157,8 +158,10 @@ static void check_zero_blocks(const struct chacha_impl *impl)
             touched += buf[i] != CANARY_BYTE;
         state_changed += memcmp(copy, state, sizeof(copy)) != 0;
     }
-    TU_OK(touched == 0, "%s: nblocks 0 writes nothing (%zu guard bytes "
-          "changed over 64 alignments)", impl->name, touched);
+    TU_OK(touched == 0,
+          "%s: nblocks 0 writes nothing (%zu guard bytes "
+          "changed over 64 alignments)",
+          impl->name, touched);
     TU_OK(state_changed == 0, "%s: nblocks 0 leaves the state unchanged",
           impl->name);
 }
@@ -188,8 +191,7 @@ static void check_checksum(const struct chacha_impl *impl)
         nonce[n % 12] ^= (uint8_t)n;
     }
     tu_unhex(want, sizeof(want), pinned);
-    if (!TU_OK(memcmp(key, want, 32) == 0, "%s: chained checksum",
-               impl->name))
+    if (!TU_OK(memcmp(key, want, 32) == 0, "%s: chained checksum", impl->name))
         tu_diag_hex("got", key, 32);
     free(out);
 }
@@ -232,12 +234,14 @@ static void check_short_wrap(const struct chacha_impl *impl)
                         continue;
                     if (bad++ == 0)
                         tu_diag("%s: wrong or stray bytes, counter %#x, "
-                                "%zu blocks, offset %zu", impl->name, ctr,
-                                nb, off);
+                                "%zu blocks, offset %zu",
+                                impl->name, ctr, nb, off);
                 }
             }
-    TU_OK(bad == 0, "%s: %zu short calls (1..%d blocks, the wrap at every "
-          "block) equal the portable kernel", impl->name, cases, SHORT_MAX);
+    TU_OK(bad == 0,
+          "%s: %zu short calls (1..%d blocks, the wrap at every "
+          "block) equal the portable kernel",
+          impl->name, cases, SHORT_MAX);
 }
 
 static void check_kernel(const struct chacha_impl *impl)

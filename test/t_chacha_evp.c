@@ -58,8 +58,9 @@ static int evp_keystream(uint8_t *out, const uint8_t key[32],
 
 static void check_impl(const struct chacha_impl *impl)
 {
-    static const uint32_t counters[] = { 0, 1, 0x12345678u, 0xffffffc0u,
-                                         0xfffffffdu, 0xffffffffu };
+    static const uint32_t counters[] = {
+        0, 1, 0x12345678u, 0xffffffc0u, 0xfffffffdu, 0xffffffffu
+    };
     /* block counts checked after every one of 1..SMALL_BLOCKS */
     static const size_t big[] = { 257, 1024, 4099, 16384 };
     uint8_t *got = malloc(16384 * 64 + 7), *want = malloc(16384 * 64);
@@ -94,8 +95,8 @@ static void check_impl(const struct chacha_impl *impl)
           impl->name);
     TU_OK(cases > 0 && bad == 0,
           "%s: equals OpenSSL EVP ChaCha20 in %zu cases (counters incl. "
-          "2^32 wrap, 1..%d and up to 16384 blocks)", impl->name, cases,
-          SMALL_BLOCKS);
+          "2^32 wrap, 1..%d and up to 16384 blocks)",
+          impl->name, cases, SMALL_BLOCKS);
 end:
     free(got);
     free(want);
@@ -107,8 +108,7 @@ static void body(void)
     size_t n, i, nv, v;
 
     libctx = OSSL_LIB_CTX_new();
-    chacha = libctx != NULL ? EVP_CIPHER_fetch(libctx, "ChaCha20", NULL)
-                            : NULL;
+    chacha = libctx != NULL ? EVP_CIPHER_fetch(libctx, "ChaCha20", NULL) : NULL;
     if (!TU_OK(chacha != NULL, "fetch OpenSSL's ChaCha20"))
         goto end;
     list = chacha_impl_list(&n);

@@ -50,13 +50,15 @@ static void test_pinned(void)
     if (!TU_OK(d != NULL, "new generator"))
         return;
     chacha_drbg_generate(d, got, 64, NULL, 0);
-    tu_unhex(want, sizeof(want),
-             "c0522d44072cd173b35e4dfae606898f149d753f0d464cf3a181493e18e3bef3"
-             "f5cb870748f82f113487e515dd73d23148dec4f52844a39da764abd003a5c8d2");
+    tu_unhex(
+        want, sizeof(want),
+        "c0522d44072cd173b35e4dfae606898f149d753f0d464cf3a181493e18e3bef3"
+        "f5cb870748f82f113487e515dd73d23148dec4f52844a39da764abd003a5c8d2");
     TU_OK(memcmp(got, want, 64) == 0, "seed 00..2f: first 64 bytes pinned");
     chacha_drbg_generate(d, got, 2000, NULL, 0);
-    tu_unhex(want, sizeof(want),
-             "3c111f4cbde53ebd158d19dec35c6feb06124d737d118b964dd1db6d3b4f5390");
+    tu_unhex(
+        want, sizeof(want),
+        "3c111f4cbde53ebd158d19dec35c6feb06124d737d118b964dd1db6d3b4f5390");
     TU_OK(memcmp(got + 2000 - 32, want, 32) == 0,
           "then 2000 bytes (direct path): last 32 pinned");
     chacha_drbg_generate(d, got, 5, NULL, 0);
@@ -109,8 +111,7 @@ static void test_erasure(void)
             && contains(s, sizeof(*s), old_key, sizeof(old_key)))
             key_gone = 0;
         /* bytes served from the old buffer position are zero now */
-        if (sizes[i] <= before_avail
-            && !all_zero(s->ks + pos, sizes[i]))
+        if (sizes[i] <= before_avail && !all_zero(s->ks + pos, sizes[i]))
             wiped = 0;
         /* the rekey block (block 0) is always wiped */
         if (!all_zero(s->ks, CHACHA_BLOCK_BYTES))
@@ -131,7 +132,7 @@ static void test_erasure(void)
     memcpy(old_key, s->state + 4, sizeof(old_key));
     chacha_drbg_generate(d, out, 3, (const uint8_t *)"adin", 4);
     TU_OK(!contains(s, sizeof(*s), old_key, sizeof(old_key))
-          && s->avail == CHACHA_DRBG_BUF_BYTES - 3,
+              && s->avail == CHACHA_DRBG_BUF_BYTES - 3,
           "additional input rekeys and empties the buffer before serving");
 
     TU_OK(!chacha_drbg_is_zeroized(d), "seeded state is not zero");
@@ -215,9 +216,9 @@ pid_t _Fork(void) __attribute__((weak));
 
 enum split { SPLIT_FORK, SPLIT_UFORK, SPLIT_CLONE, SPLIT_SYSFORK, NSPLIT };
 
-static const char *const split_name[NSPLIT] = {
-    "fork()", "_Fork()", "clone() without CLONE_VM", "syscall(SYS_fork)"
-};
+static const char *const split_name[NSPLIT] = { "fork()", "_Fork()",
+                                                "clone() without CLONE_VM",
+                                                "syscall(SYS_fork)" };
 
 #define STACK_BYTES (256 * 1024)
 
@@ -328,8 +329,8 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
         TU_OK(child_due == '1', "fork mode %s: a child made by %s must reseed",
               name, split_name[how]);
     }
-    TU_OK(!chacha_drbg_reseed_due(d),
-          "fork mode %s: the parent need not", name);
+    TU_OK(!chacha_drbg_reseed_due(d), "fork mode %s: the parent need not",
+          name);
     chacha_drbg_free(d);
 }
 
@@ -338,8 +339,7 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
  * reseed with E starts from K = 0, N = 0 like instantiate(E), so it gives
  * what a wipe-on-fork child gives, and nothing of the inherited key.
  */
-static void test_fork_child_reseed(enum chacha_fork_mode mode,
-                                   const char *name)
+static void test_fork_child_reseed(enum chacha_fork_mode mode, const char *name)
 {
     struct chacha_drbg *d;
     int status;
@@ -446,7 +446,7 @@ static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
     last = last_match(a, b, sizeof(a));
     *same = memcmp(a, b, sizeof(a)) == 0;
     *failures = chacha_drbg_mix_failures(d1) + chacha_drbg_mix_failures(d2);
- out:
+out:
     chacha_drbg_free(d1);
     chacha_drbg_free(d2);
     return last;
@@ -482,7 +482,8 @@ static void test_clone(void)
     clone_run(mix_fails, 100, 1024, &unread, &failures, &same);
     TU_OK(same && failures > 0,
           "clone, every kernel read failing: counted (%u), output as with "
-          "mixing off", failures);
+          "mixing off",
+          failures);
 }
 
 static void body(void)

@@ -159,17 +159,18 @@ static void check_op(int expect_hit)
     if (expect_hit) {
         TU_OK(before == 0 && after > 0,
               "%s: the scan finds what a careless callee leaves (%zu of "
-              "%zu words written)", op.what, after, written);
+              "%zu words written)",
+              op.what, after, written);
         return;
     }
     if (after != 0)
         tu_diag("%s: %zu secret words among %zu written, first %08x at "
-                "%zu bytes below the caller", op.what, after, written,
-                (unsigned)what, where);
+                "%zu bytes below the caller",
+                op.what, after, written, (unsigned)what, where);
     TU_OK(before == 0 && after == 0 && written > 0,
           "%s: no key, nonce, final-round or keystream word in dead stack "
-          "(%zu needles, %zu words written, %zu calls)", op.what, needles.n,
-          written, ncalls);
+          "(%zu needles, %zu words written, %zu calls)",
+          op.what, needles.n, written, ncalls);
 }
 
 static void test_kernel(void)
@@ -233,8 +234,10 @@ static void test_registers(void)
         hits = reg_hits(dump, &what);
         if (hits != 0)
             tu_diag("%s kernel, %zu blocks: %zu secret words in registers, "
-                    "first %08x", real->name, sizes[i], hits, (unsigned)what);
-        TU_OK(hits == 0, "%s kernel, %zu blocks: no key, nonce, final-round "
+                    "first %08x",
+                    real->name, sizes[i], hits, (unsigned)what);
+        TU_OK(hits == 0,
+              "%s kernel, %zu blocks: no key, nonce, final-round "
               "or keystream word left in a call-clobbered register",
               real->name, sizes[i]);
     }

@@ -109,10 +109,9 @@ static int expect_gen_recovers(EVP_RAND_CTX *ctx, unsigned char *out,
 
     ERR_clear_error();
     r = gen(ctx, out, 0, &untouched);
-    return tu_ok(r == 1 && !untouched
-                     && state_of(ctx) == EVP_RAND_STATE_READY,
-                 "%s: source back, generate recovers (ret %d, state %d)",
-                 what, r, state_of(ctx));
+    return tu_ok(r == 1 && !untouched && state_of(ctx) == EVP_RAND_STATE_READY,
+                 "%s: source back, generate recovers (ret %d, state %d)", what,
+                 r, state_of(ctx));
 }
 
 /* Point a TEST-RAND at |len| bytes of |seed| (|len| may be 0). */
@@ -123,8 +122,8 @@ static int test_seed(EVP_RAND_CTX *t, const unsigned char *seed, size_t len)
 
     if (len > 0)
         memcpy(copy, seed, len);
-    p[0] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY,
-                                             copy, len);
+    p[0] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY, copy,
+                                             len);
     p[1] = OSSL_PARAM_construct_end();
     return EVP_RAND_CTX_set_params(t, p);
 }
@@ -244,9 +243,8 @@ static void *random_bytes_provctx;
  * Copy the core's dispatch table, dropping (|replace| == 0) or replacing
  * (|replace| == 1) the entropy upcalls, then run the module's real init.
  */
-static int wrapped_init(const OSSL_CORE_HANDLE *handle,
-                        const OSSL_DISPATCH *in, const OSSL_DISPATCH **out,
-                        void **provctx, int replace)
+static int wrapped_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
+                        const OSSL_DISPATCH **out, void **provctx, int replace)
 {
     size_t n = 0;
 
@@ -267,7 +265,8 @@ static int wrapped_init(const OSSL_CORE_HANDLE *handle,
         case OSSL_FUNC_CLEANUP_USER_ENTROPY:
             if (real_cleanup_entropy == NULL
                 || in->function_id == OSSL_FUNC_CLEANUP_USER_ENTROPY)
-                real_cleanup_entropy = (chacharng_cleanup_entropy_fn *)in->function;
+                real_cleanup_entropy =
+                    (chacharng_cleanup_entropy_fn *)in->function;
             if (replace) {
                 edited_in[n].function_id = in->function_id;
                 edited_in[n++].function = (void (*)(void))fake_cleanup_entropy;
@@ -291,8 +290,8 @@ static int wrapped_init(const OSSL_CORE_HANDLE *handle,
 }
 
 static int init_fake_upcall(const OSSL_CORE_HANDLE *handle,
-                            const OSSL_DISPATCH *in,
-                            const OSSL_DISPATCH **out, void **provctx)
+                            const OSSL_DISPATCH *in, const OSSL_DISPATCH **out,
+                            void **provctx)
 {
     return wrapped_init(handle, in, out, provctx, 1);
 }
@@ -366,8 +365,9 @@ static void test_parent_faults(struct pu_env *e)
     r = EVP_RAND_generate(c, out, 16, 256, 0, NULL, 0);
     r = r && EVP_RAND_generate(c, out, 16, 256, 0, NULL, 0);
     tu_ok(r, "two calls are served on the current seed");
-    expect_gen_fails(c, 0, NULL, "third call needs a reseed the parent "
-                                 "cannot feed");
+    expect_gen_fails(c, 0, NULL,
+                     "third call needs a reseed the parent "
+                     "cannot feed");
     test_seed(t, seed, SEED_BYTES);
     expect_gen_recovers(c, out, "automatic reseed");
     pu_set_uint(c, OSSL_DRBG_PARAM_RESEED_REQUESTS, 65536);
@@ -393,12 +393,11 @@ static void test_parent_faults(struct pu_env *e)
         ERR_clear_error();
         memset(out, SENTINEL, OUTLEN);
         r = EVP_RAND_generate(c, out, OUTLEN, 256, 0, NULL, 0);
-        tu_ok(r == 0 && all_bytes(out, OUTLEN, SENTINEL)
-                  && err_has(NULL, NULL),
+        tu_ok(r == 0 && all_bytes(out, OUTLEN, SENTINEL) && err_has(NULL, NULL),
               "parent of strength 128: generate writes nothing");
     }
 
- end:
+end:
     EVP_RAND_CTX_free(ref);
     EVP_RAND_CTX_free(c);
     EVP_RAND_CTX_free(weak);
@@ -422,7 +421,8 @@ static void test_core_faults(struct pu_env *e)
               && err_has("entropy source failed",
                          "core entropy upcall gave 0 of 48"),
           "core upcall fails: instantiate fails into the error state "
-          "(%lu upcalls)", core_calls);
+          "(%lu upcalls)",
+          core_calls);
     expect_gen_fails(c, 0, "gave 0 of 48", "core upcall fails");
 
     core_mode = CORE_SHORT;
@@ -453,8 +453,7 @@ static void test_core_faults(struct pu_env *e)
         r = EVP_RAND_reseed(root, 0, NULL, 0, NULL, 0);
         tu_ok(r == 0 && state_of(root) == EVP_RAND_STATE_ERROR,
               "parent cannot reseed: parent in error state");
-        expect_gen_fails(kid, 1, NULL,
-                         "child of a parent out of entropy");
+        expect_gen_fails(kid, 1, NULL, "child of a parent out of entropy");
         core_mode = CORE_REAL;
         expect_gen_recovers(kid, out, "child of a parent out of entropy");
         tu_ok(state_of(root) == EVP_RAND_STATE_READY,
@@ -485,7 +484,8 @@ static void test_getrandom_faults(struct pu_env *e)
     tu_ok(r == 0 && calls > 0 && state_of(c) == EVP_RAND_STATE_ERROR
               && err_has("entropy source failed", "getrandom"),
           "getrandom fails: instantiate fails into the error state "
-          "(%lu calls)", calls);
+          "(%lu calls)",
+          calls);
     expect_gen_fails(c, 0, "getrandom", "getrandom fails");
     ip_getrandom_mode(IP_GETRANDOM_REAL);
     expect_gen_recovers(c, out, "getrandom");
@@ -509,7 +509,8 @@ static void test_getrandom_faults(struct pu_env *e)
     calls = ip_getrandom_calls();
     tu_ok(r && calls >= SEED_BYTES,
           "getrandom returning 1 byte at a time: the seed is completed "
-          "(%lu calls)", calls);
+          "(%lu calls)",
+          calls);
     ip_getrandom_mode(IP_GETRANDOM_REAL);
     EVP_RAND_CTX_free(d);
     EVP_RAND_CTX_free(c);
@@ -569,7 +570,8 @@ static void test_random_bytes(const char *what, void (*fail)(void),
     rb_call_in_thread(&c);
     tu_ok(c.ret == 0 && c.untouched && c.err,
           "random_bytes, %s: a new thread's first call fails, writes "
-          "nothing, raises an error (ret %d)", what, c.ret);
+          "nothing, raises an error (ret %d)",
+          what, c.ret);
     heal();
     rb_call_in_thread(&c);
     tu_ok(c.ret == 1 && !c.untouched,
@@ -580,7 +582,8 @@ static void test_random_bytes(const char *what, void (*fail)(void),
     rb_call_run(&c);
     tu_ok(c.ret == 1 && !c.untouched,
           "random_bytes, %s: a generator seeded before the failure keeps "
-          "serving until its reseed is due", what);
+          "serving until its reseed is due",
+          what);
     heal();
 }
 
@@ -661,8 +664,7 @@ static void test_random_bytes_alloc(void)
             break;
         sites++;
         tu_ok(c.ret == 0 && c.untouched && c.err,
-              "random_bytes: allocation %u of a new thread fails cleanly",
-              nth);
+              "random_bytes: allocation %u of a new thread fails cleanly", nth);
     }
     tu_ok(c.ret == 1 && sites >= 1,
           "random_bytes: %d allocation sites tested, then served", sites);
@@ -672,7 +674,8 @@ static void test_random_bytes_alloc(void)
     rb_call_in_thread(&c);
     tu_ok(full && c.ret == 0 && c.untouched && c.err && ip_mmap_fired(),
           "random_bytes: no free state slot (%zu taken) and no new mapping: "
-          "fails cleanly", n);
+          "fails cleanly",
+          n);
     ip_fail_mmap(0);
     release_slots(held, n);
     rb_call_in_thread(&c);
@@ -699,7 +702,8 @@ static void test_alloc_faults(struct pu_env *e)
     tu_ok(full && c == NULL && ip_mmap_fired()
               && err_has("out of memory", "state"),
           "no free state slot (%zu taken), mmap of a new chunk fails: newctx "
-          "fails with a clear error", n);
+          "fails with a clear error",
+          n);
     ip_fail_mmap(0);
     EVP_RAND_CTX_free(c);
     release_slots(held, n);
@@ -772,16 +776,17 @@ static void body(void)
     for (i = 0; i < sizeof(seed); i++)
         seed[i] = (unsigned char)(0x30 + i);
 
-    if (!tu_ok(pu_env_init_builtin(&plain, NULL), "default and chacharng loaded"))
+    if (!tu_ok(pu_env_init_builtin(&plain, NULL),
+               "default and chacharng loaded"))
         return;
     if (!tu_ok(ip_attach_module(), "the module is mapped and found"))
         return;
     snprintf(path, sizeof(path), "%s/chacharng.so", dir != NULL ? dir : ".");
     handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    real_init = handle != NULL
-                    ? (OSSL_provider_init_fn *)dlsym(handle,
-                                                     "OSSL_provider_init")
-                    : NULL;
+    real_init =
+        handle != NULL
+            ? (OSSL_provider_init_fn *)dlsym(handle, "OSSL_provider_init")
+            : NULL;
     if (!tu_ok(real_init != NULL, "OSSL_provider_init found in %s", path))
         return;
 

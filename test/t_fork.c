@@ -28,7 +28,7 @@
 #define NCHILD 300      /* children forked from one context */
 #define BATCH 20        /* at most this many alive at once */
 #define SMALL 32        /* bytes each child generates in the main case */
-#define REC TU_REC /* outputs are compared record by record */
+#define REC TU_REC      /* outputs are compared record by record */
 #define MIDBUF_SKIP 100 /* bytes taken before the mid-buffer fork */
 #define MIDBUF_LEN 848  /* what each side takes after it (53 blocks) */
 #define MIDBUF_KIDS 8
@@ -103,7 +103,7 @@ static int child_grand(EVP_RAND_CTX *ctx, int fd, size_t len)
     if (pid == 0)
         _exit(child_plain(ctx, fd, SMALL) ? 0 : 1);
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)
-            || WEXITSTATUS(status) != 0)
+        || WEXITSTATUS(status) != 0)
         return 0;
     if (!gen(ctx, after, SMALL))
         return 0;
@@ -154,7 +154,7 @@ static size_t fork_children(EVP_RAND_CTX *ctx, size_t n, child_fn *fn,
             ok = read_full(fds[k], out + i * per_child, per_child);
             close(fds[k]);
             if (waitpid(pids[k], &status, 0) == pids[k] && WIFEXITED(status)
-                    && WEXITSTATUS(status) == 0 && ok)
+                && WEXITSTATUS(status) == 0 && ok)
                 good++;
             else
                 memset(out + i * per_child, 0, per_child);
@@ -171,8 +171,9 @@ static EVP_RAND_CTX *new_ctx(int locked, const char *mode)
 
     if (!TU_OK(ctx != NULL, "%s: context seeded from the core", mode))
         return NULL;
-    if (locked && !TU_OK(EVP_RAND_enable_locking(ctx) == 1,
-                         "%s: enable_locking", mode)) {
+    if (locked
+        && !TU_OK(EVP_RAND_enable_locking(ctx) == 1, "%s: enable_locking",
+                  mode)) {
         EVP_RAND_CTX_free(ctx);
         return NULL;
     }
@@ -198,17 +199,17 @@ static void test_many_children(int locked, const char *mode)
         goto end;
     ok = gen(ctx, recs, SMALL);
     TU_OK(ok, "%s: parent generates %d bytes before forking", mode, SMALL);
-    good = fork_children(ctx, NCHILD, child_plain, SMALL, SMALL,
-                         recs + SMALL);
-    TU_OK(good == NCHILD, "%s: %zu of %d children generated and reported",
-          mode, good, NCHILD);
+    good = fork_children(ctx, NCHILD, child_plain, SMALL, SMALL, recs + SMALL);
+    TU_OK(good == NCHILD, "%s: %zu of %d children generated and reported", mode,
+          good, NCHILD);
     ok = gen(ctx, recs + (NCHILD + 1) * SMALL, SMALL);
     TU_OK(ok, "%s: parent generates again after the forks", mode);
     rep = tu_count_repeats(recs, nrec);
     TU_OK(rep == 0,
           "%s: %zu blocks from %d children and the parent (before and "
-          "after) are distinct (%zu repeats)", mode, nrec, NCHILD, rep);
- end:
+          "after) are distinct (%zu repeats)",
+          mode, nrec, NCHILD, rep);
+end:
     EVP_RAND_CTX_free(ctx);
     free(recs);
 }
@@ -233,18 +234,19 @@ static void test_mid_buffer(int locked, const char *mode)
     ok = gen(ctx, skip, sizeof(skip));
     TU_OK(ok, "%s: parent takes %d bytes, leaving the rest buffered", mode,
           MIDBUF_SKIP);
-    good = fork_children(ctx, MIDBUF_KIDS, child_plain, MIDBUF_LEN,
-                         MIDBUF_LEN, recs);
+    good = fork_children(ctx, MIDBUF_KIDS, child_plain, MIDBUF_LEN, MIDBUF_LEN,
+                         recs);
     TU_OK(good == MIDBUF_KIDS,
-          "%s: %zu of %d mid-buffer children generated %d bytes", mode,
-          good, MIDBUF_KIDS, MIDBUF_LEN);
+          "%s: %zu of %d mid-buffer children generated %d bytes", mode, good,
+          MIDBUF_KIDS, MIDBUF_LEN);
     ok = gen(ctx, recs + MIDBUF_KIDS * MIDBUF_LEN, MIDBUF_LEN);
     TU_OK(ok, "%s: parent takes its next %d bytes", mode, MIDBUF_LEN);
     rep = tu_count_repeats(recs, nrec);
     TU_OK(rep == 0,
           "%s: no 16-byte block is shared between the parent's buffered "
-          "bytes and the children's (%zu repeats in %zu)", mode, rep, nrec);
- end:
+          "bytes and the children's (%zu repeats in %zu)",
+          mode, rep, nrec);
+end:
     EVP_RAND_CTX_free(ctx);
     free(recs);
 }
@@ -265,15 +267,16 @@ static void test_grandchildren(int locked, const char *mode)
         goto end;
     good = fork_children(ctx, GRAND_KIDS, child_grand, SMALL, per, recs);
     TU_OK(good == GRAND_KIDS,
-          "%s: %zu of %d children and their own children reported", mode,
-          good, GRAND_KIDS);
+          "%s: %zu of %d children and their own children reported", mode, good,
+          GRAND_KIDS);
     ok = gen(ctx, recs + GRAND_KIDS * per, SMALL);
     TU_OK(ok, "%s: parent generates after the forks", mode);
     rep = tu_count_repeats(recs, nrec);
     TU_OK(rep == 0,
           "%s: parent, children (before and after their fork) and "
-          "grandchildren are distinct (%zu repeats)", mode, rep);
- end:
+          "grandchildren are distinct (%zu repeats)",
+          mode, rep);
+end:
     EVP_RAND_CTX_free(ctx);
     free(recs);
 }
@@ -292,28 +295,27 @@ static void test_chain(int locked, const char *mode)
     if (!TU_OK(recs != NULL, "%s: record buffer", mode))
         return;
     top = pu_drbg_ready(&env, NULL);
-    if (!TU_OK(top != NULL, "%s chain: top context seeded from the core",
-               mode))
+    if (!TU_OK(top != NULL, "%s chain: top context seeded from the core", mode))
         goto end;
     ctx = pu_drbg_ready(&env, top);
     if (!TU_OK(ctx != NULL, "%s chain: context under the top one", mode))
         goto end;
     /* enable_locking on the child also locks the parent (DESIGN.md 5) */
-    if (locked && !TU_OK(EVP_RAND_enable_locking(ctx) == 1,
-                         "%s chain: enable_locking", mode))
+    if (locked
+        && !TU_OK(EVP_RAND_enable_locking(ctx) == 1, "%s chain: enable_locking",
+                  mode))
         goto end;
     ok = gen(ctx, recs, SMALL);
     TU_OK(ok, "%s chain: generate before forking", mode);
-    good = fork_children(ctx, CHAIN_KIDS, child_plain, SMALL, SMALL,
-                         recs + SMALL);
+    good =
+        fork_children(ctx, CHAIN_KIDS, child_plain, SMALL, SMALL, recs + SMALL);
     TU_OK(good == CHAIN_KIDS, "%s chain: %zu of %d children reported", mode,
           good, CHAIN_KIDS);
     ok = gen(ctx, recs + (CHAIN_KIDS + 1) * SMALL, SMALL);
     TU_OK(ok, "%s chain: generate after the forks", mode);
     rep = tu_count_repeats(recs, nrec);
-    TU_OK(rep == 0, "%s chain: all outputs distinct (%zu repeats)", mode,
-          rep);
- end:
+    TU_OK(rep == 0, "%s chain: all outputs distinct (%zu repeats)", mode, rep);
+end:
     EVP_RAND_CTX_free(ctx);
     EVP_RAND_CTX_free(top);
     free(recs);

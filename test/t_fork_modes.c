@@ -51,10 +51,10 @@
 #include "secpage.h"
 #include "testutil.h"
 
-#define KIDS 12          /* children per split kind, path and thread */
-#define KIDS_VALGRIND 2  /* under memcheck, where each split costs ~0.4 s */
-#define SMALL 32         /* bytes each side takes after a split */
-#define REC TU_REC /* outputs are compared record by record */
+#define KIDS 12         /* children per split kind, path and thread */
+#define KIDS_VALGRIND 2 /* under memcheck, where each split costs ~0.4 s */
+#define SMALL 32        /* bytes each side takes after a split */
+#define REC TU_REC      /* outputs are compared record by record */
 #define STACK_BYTES (1 << 20) /* a clone child's stack */
 
 /* glibc 2.34+; weak, so the test still links (and skips) without it. */
@@ -66,9 +66,9 @@ pid_t _Fork(void) __attribute__((weak));
 
 enum split { SPLIT_FORK, SPLIT_UFORK, SPLIT_CLONE, SPLIT_SYSFORK, NSPLIT };
 
-static const char *const split_name[NSPLIT] = {
-    "fork()", "_Fork()", "clone() without CLONE_VM", "syscall(SYS_fork)"
-};
+static const char *const split_name[NSPLIT] = { "fork()", "_Fork()",
+                                                "clone() without CLONE_VM",
+                                                "syscall(SYS_fork)" };
 
 /* Only fork() runs the atfork handlers. */
 static int split_runs_atfork(enum split how)
@@ -242,17 +242,16 @@ static int draw(enum path path, unsigned char *out, size_t n)
 static struct {
     enum path path;
     enum split how;
-    int fd;               /* the children's end of the pipe */
-    unsigned char *recs;  /* parent before, |kids| children, parent after */
-    int ok;               /* every child reported and exited 0 */
+    int fd;              /* the children's end of the pipe */
+    unsigned char *recs; /* parent before, |kids| children, parent after */
+    int ok;              /* every child reported and exited 0 */
 } run;
 
 static int child_draws(void)
 {
     unsigned char buf[SMALL];
 
-    return draw(run.path, buf, SMALL) && write_full(run.fd, buf, SMALL) ? 0
-                                                                         : 1;
+    return draw(run.path, buf, SMALL) && write_full(run.fd, buf, SMALL) ? 0 : 1;
 }
 
 /*
@@ -277,8 +276,7 @@ static void *split_and_draw(void *arg)
         child_job = child_draws;
         pid = split(run.how, 0);
         close(p[1]);
-        run.ok = pid > 0
-                 && read_full(p[0], run.recs + (1 + k) * SMALL, SMALL);
+        run.ok = pid > 0 && read_full(p[0], run.recs + (1 + k) * SMALL, SMALL);
         close(p[0]);
         run.ok = wait_ok(pid) && run.ok;
     }
@@ -327,7 +325,7 @@ static void test_split(enum path path, enum split how, int other_thread,
  * pipe: the parent's bytes after the split, the child's, and the pids.
  */
 struct same_pid {
-    int ran;          /* 1 ran; 0 could not (why in |why|) */
+    int ran; /* 1 ran; 0 could not (why in |why|) */
     char why[120];
     pid_t parent_pid, child_pid;
     unsigned char parent[SMALL], child[SMALL];
@@ -370,8 +368,7 @@ static int pid1_parent(void)
         pid = split(run.how, 0);
     }
     close(p[1]);
-    if (pid < 0 || !read_full(p[0], &result, sizeof(result))
-        || !wait_ok(pid))
+    if (pid < 0 || !read_full(p[0], &result, sizeof(result)) || !wait_ok(pid))
         return 1;
     /* the child's report carries its pid; add what this side drew */
     if (!draw(run.path, result.parent, SMALL))
@@ -539,19 +536,17 @@ static void report_same_pid(const char *mode, const char *what, enum path path,
         TU_OK(!same,
               "%s: %s, %s, %s: child with pid %d (as its parent) draws "
               "other bytes",
-              mode, what, path_name[path], split_name[how],
-              (int)r->child_pid);
+              mode, what, path_name[path], split_name[how], (int)r->child_pid);
     else
         tu_diag("%s: %s, %s, %s: residual of chacharng(7): the child with "
                 "pid %d %s its parent's bytes",
-                mode, what, path_name[path], split_name[how],
-                (int)r->child_pid, same ? "repeats" : "does not repeat");
+                mode, what, path_name[path], split_name[how], (int)r->child_pid,
+                same ? "repeats" : "does not repeat");
 }
 
 static void test_same_pid(const char *mode, int wipeonfork, int atfork)
 {
-    static const enum split kinds[] = { SPLIT_FORK, SPLIT_UFORK,
-                                        SPLIT_CLONE };
+    static const enum split kinds[] = { SPLIT_FORK, SPLIT_UFORK, SPLIT_CLONE };
     struct same_pid r;
     const char *why;
     size_t i;
@@ -574,15 +569,17 @@ static void test_same_pid(const char *mode, int wipeonfork, int atfork)
             run.path = (enum path)path;
             run.how = how;
             ran = in_new_pid_namespace(pid1_parent, &r);
-            report_same_pid(mode, "pid-1 parent, child in a new pid "
-                            "namespace", (enum path)path, how, det, ran, &r);
+            report_same_pid(mode,
+                            "pid-1 parent, child in a new pid "
+                            "namespace",
+                            (enum path)path, how, det, ran, &r);
             if (how == SPLIT_CLONE)
                 continue; /* the reused pid needs no third variant */
             run.path = (enum path)path;
             run.how = how;
             ran = in_new_pid_namespace(reuse_init, &r);
-            report_same_pid(mode, "reused pid", (enum path)path, how, det,
-                            ran, &r);
+            report_same_pid(mode, "reused pid", (enum path)path, how, det, ran,
+                            &r);
         }
     }
 }
@@ -680,8 +677,7 @@ static void mode_process(const struct mode *md)
         }
         for (how = 0; how < NSPLIT; how++)
             for (other = 0; other < 2; other++)
-                test_split((enum path)path, (enum split)how, other,
-                           md->name);
+                test_split((enum path)path, (enum split)how, other, md->name);
     }
     test_same_pid(md->name, want_wf, !md->atfork_fails);
     EVP_RAND_CTX_free(evp_ctx);
@@ -714,8 +710,8 @@ static void probe_retry_process(int madvise_fails)
         ip_fail_mmap(1);
     first = pu_drbg_new(&env, NULL);
     if (!madvise_fails) {
-        TU_OK(ip_mmap_fired(), "%s: it did (the first context was %s)",
-              what, first != NULL ? "made" : "refused");
+        TU_OK(ip_mmap_fired(), "%s: it did (the first context was %s)", what,
+              first != NULL ? "made" : "refused");
         ip_fail_mmap(0);
     }
     second = pu_drbg_new(&env, NULL);

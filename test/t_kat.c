@@ -75,8 +75,8 @@ static void fill(unsigned char *p, size_t len, unsigned int tag)
 struct rig {
     EVP_RAND_CTX *parent, *drbg;
     struct model m;
-    unsigned int counter0;  /* drbg reseed_counter right after instantiate */
-    unsigned int seeds0;    /* m.seeds at the same moment */
+    unsigned int counter0; /* drbg reseed_counter right after instantiate */
+    unsigned int seeds0;   /* m.seeds at the same moment */
 };
 
 static void rig_free(struct rig *r)
@@ -93,8 +93,7 @@ static void rig_free(struct rig *r)
  * after recording a failed test point labelled |what|.
  */
 static int rig_new(struct rig *r, const unsigned char seed[MODEL_SEED_LEN],
-                   const unsigned char *pers, size_t perslen,
-                   const char *what)
+                   const unsigned char *pers, size_t perslen, const char *what)
 {
     OSSL_PARAM p[3];
     unsigned int strength = MODEL_STRENGTH;
@@ -128,14 +127,13 @@ static int rig_new(struct rig *r, const unsigned char seed[MODEL_SEED_LEN],
     if (!EVP_RAND_instantiate(r->drbg, MODEL_STRENGTH, 0, pers, perslen, p))
         goto err;
     step = "reseed_counter after instantiate";
-    if (!pu_get_uint(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER,
-                        &r->counter0))
+    if (!pu_get_uint(r->drbg, OSSL_DRBG_PARAM_RESEED_COUNTER, &r->counter0))
         goto err;
     model_instantiate(&r->m, pers, perslen);
     r->seeds0 = r->m.seeds;
     return 1;
 
- err:
+err:
     tu_ok(0, "%s: %s failed", what, step);
     tu_err_print();
     rig_free(r);
@@ -158,8 +156,8 @@ static int rig_counter_ok(struct rig *r, const char *what)
     }
     if (c - r->counter0 != r->m.seeds - r->seeds0) {
         tu_diag("%s: reseed_counter moved by %u since instantiate, "
-                "the model reseeded %u times", what, c - r->counter0,
-                r->m.seeds - r->seeds0);
+                "the model reseeded %u times",
+                what, c - r->counter0, r->m.seeds - r->seeds0);
         return 0;
     }
     return 1;
@@ -176,7 +174,8 @@ static int same_bytes(const unsigned char *got, const unsigned char *want,
     if (i == n)
         return 1;
     tu_diag("%s: first differing byte at offset %zu of %zu "
-            "(provider %02x, model %02x)", what, i, n, got[i], want[i]);
+            "(provider %02x, model %02x)",
+            what, i, n, got[i], want[i]);
     from = i - i % 32;
     tu_diag_hex("provider", got + from, tu_min_size(64, n - from));
     tu_diag_hex("model", want + from, tu_min_size(64, n - from));
@@ -219,8 +218,8 @@ static int rig_generate(struct rig *r, size_t n, int pred_res,
 
 /* EVP_RAND_reseed on the provider and the model; checks the count. */
 static int rig_reseed(struct rig *r, int pred_res, const unsigned char *ent,
-                      size_t entlen, const unsigned char *adin,
-                      size_t adinlen, const char *what)
+                      size_t entlen, const unsigned char *adin, size_t adinlen,
+                      const char *what)
 {
     if (!EVP_RAND_reseed(r->drbg, pred_res, ent, entlen, adin, adinlen)) {
         tu_diag("%s: EVP_RAND_reseed failed", what);
@@ -277,8 +276,8 @@ static void test_params(const unsigned char *seed)
     if (!rig_new(&r, seed, NULL, 0, "params"))
         return;
     p[0] = OSSL_PARAM_construct_utf8_string("impl", impl, sizeof(impl));
-    p[1] = OSSL_PARAM_construct_size_t(OSSL_RAND_PARAM_MAX_REQUEST,
-                                       &max_request);
+    p[1] =
+        OSSL_PARAM_construct_size_t(OSSL_RAND_PARAM_MAX_REQUEST, &max_request);
     p[2] = OSSL_PARAM_construct_end();
     ok = EVP_RAND_CTX_get_params(r.drbg, p);
     if (!ok)
@@ -321,7 +320,8 @@ static void test_instantiate(const unsigned char *seed, const char *seedname)
         if (!rig_new(&r, seed, lens[i] != 0 ? pers : NULL, lens[i], what))
             continue;
         tu_ok(rig_generate(&r, 64, 0, NULL, 0, what)
-              && rig_generate(&r, 1000, 0, NULL, 0, what), "%s", what);
+                  && rig_generate(&r, 1000, 0, NULL, 0, what),
+              "%s", what);
         rig_free(&r);
     }
 }
@@ -342,15 +342,15 @@ static void test_inputs_matter(const unsigned char *seed_a,
         if (!rig_new(&r, i == 1 ? seed_b : seed_a, i == 2 ? pers : NULL,
                      i == 2 ? sizeof(pers) : 0, "inputs matter"))
             return;
-        if (!EVP_RAND_generate(r.drbg, out[i], sizeof(out[i]), MODEL_STRENGTH, 0,
-                               NULL, 0)) {
+        if (!EVP_RAND_generate(r.drbg, out[i], sizeof(out[i]), MODEL_STRENGTH,
+                               0, NULL, 0)) {
             tu_err_print();
             ok = 0;
         }
         rig_free(&r);
     }
     tu_ok(ok && memcmp(out[0], out[1], sizeof(out[0])) != 0
-          && memcmp(out[0], out[2], sizeof(out[0])) != 0,
+              && memcmp(out[0], out[2], sizeof(out[0])) != 0,
           "different seeds or personalization give different output");
 }
 
@@ -405,8 +405,8 @@ static char *trim(char *s)
     while (*s == ' ' || *s == '\t')
         s++;
     e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'
-                     || e[-1] == '\r'))
+    while (e > s
+           && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
         *--e = '\0';
     return s;
 }
@@ -560,8 +560,8 @@ static void test_first_requests(const unsigned char *seed)
             continue;
         /* the follow-ups show the state left behind is right too */
         tu_ok(rig_generate(&r, n, 0, NULL, 0, what)
-              && rig_generate(&r, 1, 0, NULL, 0, what)
-              && rig_generate(&r, 3000, 0, NULL, 0, what),
+                  && rig_generate(&r, 1, 0, NULL, 0, what)
+                  && rig_generate(&r, 3000, 0, NULL, 0, what),
               "%s, then 1 and 3000", what);
         rig_free(&r);
     }
@@ -583,11 +583,14 @@ static void test_adin(const unsigned char *seed)
         return;
     for (i = 0; i < sc->nsteps; i++) {
         st = &sc->step[i];
-        snprintf(what, sizeof(what), "additional input step %zu: "
-                 "%zu bytes, adin %zu", i, st->n, st->adin);
+        snprintf(what, sizeof(what),
+                 "additional input step %zu: "
+                 "%zu bytes, adin %zu",
+                 i, st->n, st->adin);
         fill(adin_buf, st->adin, (unsigned int)i + 40);
         tu_ok(rig_generate(&r, st->n, 0, st->adin != 0 ? adin_buf : NULL,
-                           st->adin, what), "%s", what);
+                           st->adin, what),
+              "%s", what);
     }
     rig_free(&r);
 }
@@ -606,18 +609,18 @@ static void test_pred_res(const unsigned char *seed)
         return;
     for (i = 0; i < sc->nsteps; i++) {
         st = &sc->step[i];
-        snprintf(what, sizeof(what), "prediction resistance step %zu: "
-                 "%zu bytes, adin %zu, pred_res %d", i, st->n, st->adin,
-                 st->pr);
+        snprintf(what, sizeof(what),
+                 "prediction resistance step %zu: "
+                 "%zu bytes, adin %zu, pred_res %d",
+                 i, st->n, st->adin, st->pr);
         fill(adin_buf, st->adin, (unsigned int)i + 60);
-        tu_ok(rig_generate(&r, st->n, st->pr,
-                           st->adin != 0 ? adin_buf : NULL, st->adin, what),
+        tu_ok(rig_generate(&r, st->n, st->pr, st->adin != 0 ? adin_buf : NULL,
+                           st->adin, what),
               "%s", what);
         asked += (unsigned int)st->pr;
     }
     /* the counter checks must have seen every one that was asked for */
-    tu_ok(r.m.seeds - r.seeds0 == asked
-          && rig_counter_ok(&r, "pred_res total"),
+    tu_ok(r.m.seeds - r.seeds0 == asked && rig_counter_ok(&r, "pred_res total"),
           "prediction resistance reseeded %u times", asked);
     rig_free(&r);
 }
@@ -641,14 +644,16 @@ static void test_explicit_reseed(const unsigned char *seed)
     }
     for (i = 0; i < sc->nsteps; i++) {
         st = &sc->step[i];
-        snprintf(what, sizeof(what), "explicit reseed step %zu: ent %zu, "
-                 "adin %zu, pred_res %d, then %zu bytes", i, st->ent,
-                 st->adin, st->pr, st->n);
+        snprintf(what, sizeof(what),
+                 "explicit reseed step %zu: ent %zu, "
+                 "adin %zu, pred_res %d, then %zu bytes",
+                 i, st->ent, st->adin, st->pr, st->n);
         fill(ent_buf, st->ent, (unsigned int)i + 80);
         fill(adin_buf, st->adin, (unsigned int)i + 90);
         tu_ok(rig_reseed(&r, st->pr, st->ent != 0 ? ent_buf : NULL, st->ent,
                          st->adin != 0 ? adin_buf : NULL, st->adin, what)
-              && rig_generate(&r, st->n, 0, NULL, 0, what), "%s", what);
+                  && rig_generate(&r, st->n, 0, NULL, 0, what),
+              "%s", what);
     }
     rig_free(&r);
 }
@@ -684,9 +689,8 @@ static void test_reseed_requests(const unsigned char *seed)
     }
     tu_ok(ok, "reseed_requests=3: %zu requests match the model", i);
     tu_ok(r.m.seeds - r.seeds0 == want_reseeds
-          && rig_counter_ok(&r, "reseed_requests total"),
-          "reseed_requests=3: reseed_counter advanced %u times",
-          want_reseeds);
+              && rig_counter_ok(&r, "reseed_requests total"),
+          "reseed_requests=3: reseed_counter advanced %u times", want_reseeds);
     rig_free(&r);
 }
 
@@ -736,8 +740,8 @@ static void test_split(const unsigned char *seed)
     for (i = 1; i <= 8; i++) {
         snprintf(what, sizeof(what), "2.5 MiB request %d with adin%s", i,
                  i == 8 ? " and pred_res" : "");
-        tu_ok(rig_generate(&r, big, i == 8, adin, sizeof(adin), what),
-              "%s", what);
+        tu_ok(rig_generate(&r, big, i == 8, adin, sizeof(adin), what), "%s",
+              what);
     }
     /* the 16 MiB reseed inside request 7 and the pred_res one in 8 */
     tu_ok(r.m.seeds - r.seeds0 == 2 && rig_counter_ok(&r, "split total"),
@@ -747,8 +751,8 @@ static void test_split(const unsigned char *seed)
     if (!rig_new(&r, seed, NULL, 0, "split, no adin"))
         return;
     tu_ok(rig_generate(&r, 7, 0, NULL, 0, "split, no adin")
-          && rig_generate(&r, big, 0, NULL, 0, "split, no adin")
-          && rig_generate(&r, 100, 0, NULL, 0, "split, no adin"),
+              && rig_generate(&r, big, 0, NULL, 0, "split, no adin")
+              && rig_generate(&r, 100, 0, NULL, 0, "split, no adin"),
           "7 bytes, 2.5 MiB, 100 bytes without adin");
     rig_free(&r);
 }
@@ -813,7 +817,8 @@ static int kat_set(struct kat *k, const char *key, const char *v)
         return k->name != NULL;
     }
     if (strcmp(key, "seed") == 0)
-        return tu_unhex_alloc(v, &k->seed, &k->seedlen) && k->seedlen == MODEL_SEED_LEN;
+        return tu_unhex_alloc(v, &k->seed, &k->seedlen)
+               && k->seedlen == MODEL_SEED_LEN;
     if (strcmp(key, "pers") == 0)
         return tu_unhex_alloc(v, &k->pers, &k->perslen);
     if (strcmp(key, "adin") == 0)
@@ -842,8 +847,7 @@ static void kat_run(struct kat *k)
     int ok;
 
     if (k->bad || k->seed == NULL || k->nreq == 0) {
-        tu_ok(0, "vector %s (line %u): malformed or incomplete", name,
-              k->line);
+        tu_ok(0, "vector %s (line %u): malformed or incomplete", name, k->line);
         return;
     }
     last = k->req[k->nreq - 1];
@@ -952,7 +956,8 @@ static void body(void)
     tu_unhex(seed_a, MODEL_SEED_LEN, seed_a_hex);
     tu_unhex(seed_b, MODEL_SEED_LEN, seed_b_hex);
 
-    if (!tu_ok(pu_env_init(&env), "library context with providers default "
+    if (!tu_ok(pu_env_init(&env),
+               "library context with providers default "
                "and chacharng, TEST-RAND and CHACHA20-DRBG fetched"))
         return;
     chacha20 = EVP_CIPHER_fetch(env.libctx, "ChaCha20", "provider=default");
@@ -978,7 +983,7 @@ static void body(void)
     test_vectors();
     scenarios_free();
 
- end:
+end:
     EVP_CIPHER_free(chacha20);
     chacha20 = NULL;
     pu_env_free(&env);

@@ -39,7 +39,7 @@
 #define KMIX "kernel_mix"
 #define KMIX_FAILURES "kernel_mix_failures"
 #define ENV_KMIX "CHACHARNG_KERNEL_MIX"
-#define BUF_BYTES 960                /* one refill's output */
+#define BUF_BYTES 960 /* one refill's output */
 #define MAX_REQUEST ((size_t)1 << 20)
 
 /* ---------------------------------------------------------------------- */
@@ -92,8 +92,7 @@ static int expected_auto(char *why, size_t n, int *libc_ok)
 #endif
     vdso = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (vdso == NULL) {
-        snprintf(why, n, "glibc %u.%u, no vDSO found by dlopen", major,
-                 minor);
+        snprintf(why, n, "glibc %u.%u, no vDSO found by dlopen", major, minor);
         return *libc_ok ? -1 : 0;
     }
     sym = dlsym(vdso, "__vdso_getrandom") != NULL
@@ -128,8 +127,9 @@ static unsigned long model_reads(size_t *avail, size_t n)
 }
 
 static const size_t pattern[] = {
-    1, 959, 1, 4, 16, 16, 16, 1024, 4000, 65536, MAX_REQUEST,
-    2 * MAX_REQUEST + 100, 960, 961, 0, 3,
+    1,   959,  1,    4,     16,          16,
+    16,  1024, 4000, 65536, MAX_REQUEST, 2 * MAX_REQUEST + 100,
+    960, 961,  0,    3,
 };
 #define NPATTERN (sizeof(pattern) / sizeof(pattern[0]))
 
@@ -202,7 +202,8 @@ static void test_auto(struct pu_env *env)
     tu_diag("auto here: %s", why);
     if (want < 0) {
         tu_skip("auto: cannot tell independently whether the vDSO serves "
-                "getrandom (%s)", why);
+                "getrandom (%s)",
+                why);
     } else {
         TU_OK(plain != NULL && mix_of(plain) == want,
               "auto, no parent: kernel mixing %s (%s; got %d)",
@@ -276,8 +277,7 @@ static void test_env(void)
         c = pu_drbg_new(&e, NULL);
         t = pu_test_parent(&e, PU_STRENGTH, NULL, 0);
         k = t != NULL ? pu_drbg_new(&e, t) : NULL;
-        TU_OK(c != NULL && k != NULL && mix_of(c) == want
-                  && mix_of(k) == want,
+        TU_OK(c != NULL && k != NULL && mix_of(c) == want && mix_of(k) == want,
               "%s=%s: %s with no parent and under TEST-RAND", ENV_KMIX,
               values[i], values[i]);
         EVP_RAND_CTX_free(k);
@@ -289,8 +289,8 @@ static void test_env(void)
     pu_err_clear();
     {
         OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
-        OSSL_PROVIDER *p = lc != NULL ? OSSL_PROVIDER_load(lc, PU_PROVIDER)
-                                      : NULL;
+        OSSL_PROVIDER *p =
+            lc != NULL ? OSSL_PROVIDER_load(lc, PU_PROVIDER) : NULL;
 
         TU_OK(lc != NULL && p == NULL
                   && err_text_has(ENV_KMIX "=maybe: expected auto, on or off"),
@@ -321,10 +321,12 @@ static int config_mix(const char *value)
              dir != NULL && *dir != '\0' ? dir : "/tmp");
     if ((fd = mkstemp(path)) < 0 || (f = fdopen(fd, "w")) == NULL)
         return -2;
-    fprintf(f, "config_diagnostics = 1\nopenssl_conf = init\n"
-               "[init]\nproviders = provs\n"
-               "[provs]\nchacharng = cc\n"
-               "[cc]\nactivate = 1\nkernel_mix = %s\n", value);
+    fprintf(f,
+            "config_diagnostics = 1\nopenssl_conf = init\n"
+            "[init]\nproviders = provs\n"
+            "[provs]\nchacharng = cc\n"
+            "[cc]\nactivate = 1\nkernel_mix = %s\n",
+            value);
     fclose(f);
     lc = OSSL_LIB_CTX_new();
     if (lc != NULL && OSSL_LIB_CTX_load_config(lc, path)
@@ -349,8 +351,7 @@ static void test_config(void)
     TU_OK(got == 0, "config kernel_mix = off: off (%d)", got);
     setenv(ENV_KMIX, "off", 1);
     got = config_mix("on");
-    TU_OK(got == 0,
-          "config kernel_mix = on, %s=off: the environment wins (%d)",
+    TU_OK(got == 0, "config kernel_mix = on, %s=off: the environment wins (%d)",
           ENV_KMIX, got);
     setenv(ENV_KMIX, "on", 1);
     got = config_mix("maybe");
@@ -360,8 +361,10 @@ static void test_config(void)
     unsetenv(ENV_KMIX);
     pu_err_clear();
     got = config_mix("maybe");
-    TU_OK(got == -1, "config kernel_mix = maybe: the provider refuses to "
-                     "load (%d)", got);
+    TU_OK(got == -1,
+          "config kernel_mix = maybe: the provider refuses to "
+          "load (%d)",
+          got);
     /* 3.0 loads the config anyway and drops the activation error */
     if (err_text_has("config key kernel_mix=maybe: expected auto, on or off"))
         TU_OK(1, "... and the error says why");
@@ -385,8 +388,7 @@ static void count_reads(EVP_RAND_CTX *ctx, int on, const char *what)
     ip_getrandom_reset_calls();
     for (i = 0; i < NPATTERN; i++) {
         want += model_reads(&avail, pattern[i]);
-        ok &= EVP_RAND_generate(ctx, big, pattern[i], PU_STRENGTH, 0, NULL,
-                                0);
+        ok &= EVP_RAND_generate(ctx, big, pattern[i], PU_STRENGTH, 0, NULL, 0);
     }
     /* prediction resistance: the reseed empties the buffer, then a refill */
     avail = 0;
@@ -401,8 +403,8 @@ static void count_reads(EVP_RAND_CTX *ctx, int on, const char *what)
           "GRND_NONBLOCK (want %lu: one per refill and direct request)",
           what, on ? "on" : "off", calls, mix, want);
     ok = pu_get_uint(ctx, KMIX_FAILURES, &failures);
-    TU_OK(ok && failures == 0, "%s, mixing %s: no failed reads (%u)", what, on ? "on" : "off",
-          failures);
+    TU_OK(ok && failures == 0, "%s, mixing %s: no failed reads (%u)", what,
+          on ? "on" : "off", failures);
 }
 
 static void test_counts(struct pu_env *env)
@@ -412,10 +414,10 @@ static void test_counts(struct pu_env *env)
 
     for (on = 1; on >= 0; on--) {
         c = pu_drbg_new(env, NULL);
-        if (!TU_OK(c != NULL && pu_set_int(c, KMIX, on)
-                       && EVP_RAND_instantiate(c, PU_STRENGTH, 0, NULL, 0,
-                                               NULL),
-                   "context with kernel_mix = %d", on))
+        if (!TU_OK(
+                c != NULL && pu_set_int(c, KMIX, on)
+                    && EVP_RAND_instantiate(c, PU_STRENGTH, 0, NULL, 0, NULL),
+                "context with kernel_mix = %d", on))
             continue;
         count_reads(c, on, "EVP_RAND_generate");
         EVP_RAND_CTX_free(c);
@@ -427,9 +429,8 @@ static OSSL_provider_init_fn *real_init;
 static chacharng_random_bytes_fn *random_bytes;
 static void *random_provctx;
 
-static int capture_init(const OSSL_CORE_HANDLE *handle,
-                        const OSSL_DISPATCH *in, const OSSL_DISPATCH **out,
-                        void **provctx)
+static int capture_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
+                        const OSSL_DISPATCH **out, void **provctx)
 {
     const OSSL_DISPATCH *d;
 
@@ -453,9 +454,9 @@ static void test_random_bytes(void)
 
     snprintf(path, sizeof(path), "%s/chacharng.so", dir != NULL ? dir : ".");
     h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    real_init = h != NULL ? (OSSL_provider_init_fn *)dlsym(
-                                h, "OSSL_provider_init")
-                          : NULL;
+    real_init = h != NULL
+                    ? (OSSL_provider_init_fn *)dlsym(h, "OSSL_provider_init")
+                    : NULL;
     if (!TU_OK(real_init != NULL, "OSSL_provider_init found in %s", path))
         return;
     for (on = 1; on >= 0; on--) {
@@ -467,13 +468,12 @@ static void test_random_bytes(void)
 
         setenv(ENV_KMIX, on ? "on" : "off", 1);
         if (lc != NULL
-            && OSSL_PROVIDER_add_builtin(lc, "chacharng-builtin",
-                                         capture_init))
+            && OSSL_PROVIDER_add_builtin(lc, "chacharng-builtin", capture_init))
             p = OSSL_PROVIDER_load(lc, "chacharng-builtin");
         unsetenv(ENV_KMIX);
         if (p == NULL || random_bytes == NULL || !ip_attach_module()) {
-            tu_skip("random_bytes, %s=%s: not exported by this build",
-                    ENV_KMIX, on ? "on" : "off");
+            tu_skip("random_bytes, %s=%s: not exported by this build", ENV_KMIX,
+                    on ? "on" : "off");
         } else {
             ip_getrandom_reset_calls();
             for (i = 0; i < NPATTERN; i++) {
@@ -505,7 +505,8 @@ static void test_failures(struct pu_env *env)
     static const struct {
         int err;
         const char *name;
-    } errs[] = { { ENOSYS, "ENOSYS" }, { EAGAIN, "EAGAIN" },
+    } errs[] = { { ENOSYS, "ENOSYS" },
+                 { EAGAIN, "EAGAIN" },
                  { EINTR, "EINTR" } };
     size_t i, k;
 
@@ -516,10 +517,10 @@ static void test_failures(struct pu_env *env)
         unsigned int failures = 0;
         int ok = 1, written = 1;
 
-        if (!TU_OK(c != NULL && pu_set_int(c, KMIX, 1)
-                       && EVP_RAND_instantiate(c, PU_STRENGTH, 0, NULL, 0,
-                                               NULL),
-                   "context with kernel_mix = 1"))
+        if (!TU_OK(
+                c != NULL && pu_set_int(c, KMIX, 1)
+                    && EVP_RAND_instantiate(c, PU_STRENGTH, 0, NULL, 0, NULL),
+                "context with kernel_mix = 1"))
             continue;
         pu_err_clear();
         ip_getrandom_fail_with(errs[i].err);
@@ -528,22 +529,24 @@ static void test_failures(struct pu_env *env)
                 continue;
             want += model_reads(&avail, pattern[k]);
             memset(big, 0xa5, pattern[k]);
-            ok &= EVP_RAND_generate(c, big, pattern[k], PU_STRENGTH, 0, NULL,
-                                    0);
+            ok &=
+                EVP_RAND_generate(c, big, pattern[k], PU_STRENGTH, 0, NULL, 0);
             /* from 4 bytes on, all 0xa5 by chance is 2^-32 at worst */
-            written &= pattern[k] < 4
-                       || !pu_all_bytes(big, pattern[k] < 16 ? pattern[k] : 16,
-                                        0xa5);
+            written &=
+                pattern[k] < 4
+                || !pu_all_bytes(big, pattern[k] < 16 ? pattern[k] : 16, 0xa5);
         }
         ip_getrandom_fail_with(0);
         TU_OK(ok && written && ERR_peek_error() == 0
                   && EVP_RAND_get_state(c) == EVP_RAND_STATE_READY,
               "getrandom failing with %s: every generate succeeds, writes, "
-              "raises nothing", errs[i].name);
+              "raises nothing",
+              errs[i].name);
         ok = pu_get_uint(c, KMIX_FAILURES, &failures);
         TU_OK(ok && failures == want,
               "getrandom failing with %s: kernel_mix_failures counts each "
-              "skipped read (%u, want %lu)", errs[i].name, failures, want);
+              "skipped read (%u, want %lu)",
+              errs[i].name, failures, want);
         EVP_RAND_CTX_free(c);
     }
 }

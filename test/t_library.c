@@ -44,16 +44,16 @@
 
 #define REC TU_REC /* outputs are compared record by record */
 #define NTHREADS 8
-#define NCALLS 400       /* per thread; lengths 16..64 */
-#define NKIDS 16         /* forked children per fork test */
+#define NCALLS 400 /* per thread; lengths 16..64 */
+#define NKIDS 16   /* forked children per fork test */
 #define SHORT_THREADS 2000
 #define SHORT_BATCH 50
-#define TD_THREADS 4     /* threads alive across provider teardown */
+#define TD_THREADS 4 /* threads alive across provider teardown */
 #define BIG (3 * ((size_t)1 << 20) + 100) /* crosses max_request twice */
 
 static const char *builddir;
-static int have_wf;      /* the kernel honours MADV_WIPEONFORK */
-static long gen_bytes;   /* mapped bytes of one generator */
+static int have_wf;    /* the kernel honours MADV_WIPEONFORK */
+static long gen_bytes; /* mapped bytes of one generator */
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -282,7 +282,8 @@ static void test_threads(OSSL_LIB_CTX *lc, const char *mode)
     }
     /* the main thread draws at the same time */
     for (i = 0; i < NCALLS; i++) {
-        if (draw(lc, i & 1, buf, sizeof(buf)) != 1 || !tu_recs_add(&all, buf, 64))
+        if (draw(lc, i & 1, buf, sizeof(buf)) != 1
+            || !tu_recs_add(&all, buf, 64))
             failed++;
     }
     for (i = 0; i < NTHREADS; i++) {
@@ -318,8 +319,7 @@ static void test_short_threads(OSSL_LIB_CTX *lc, const char *mode)
     int done = 0, failed = 0, i, n;
 
     if (!have_wf) {
-        tu_skip("%s: generator count: MADV_WIPEONFORK not honoured here",
-                mode);
+        tu_skip("%s: generator count: MADV_WIPEONFORK not honoured here", mode);
         return;
     }
     before = wf_states();
@@ -351,11 +351,12 @@ static void test_short_threads(OSSL_LIB_CTX *lc, const char *mode)
      */
     bound = (2 * SHORT_THREADS / 10
                  / (CHACHA_POOL_CHUNK_BYTES / CHACHA_POOL_SLOT_BYTES)
-             + 2) * CHACHA_POOL_CHUNK_BYTES;
+             + 2)
+            * CHACHA_POOL_CHUNK_BYTES;
     if (failed)
         tu_err_print();
-    TU_OK(failed == 0 && done >= SHORT_THREADS && before >= 0
-              && after == before && grown <= bound,
+    TU_OK(failed == 0 && done >= SHORT_THREADS && before >= 0 && after == before
+              && grown <= bound,
           "%s: %d short-lived threads leave no generator behind "
           "(seeded states %ld before, %ld after; pool grew %ld bytes, "
           "at most %ld)",
@@ -434,8 +435,7 @@ static void test_fork(OSSL_LIB_CTX *lc, const char *mode)
  * Part 1: the DRBG chain of the default context (openssl.cnf.sample)
  * ------------------------------------------------------------------------ */
 
-static int get_uint_param(EVP_RAND_CTX *ctx, const char *key,
-                          unsigned int *val)
+static int get_uint_param(EVP_RAND_CTX *ctx, const char *key, unsigned int *val)
 {
     OSSL_PARAM p[2];
 
@@ -450,7 +450,8 @@ static int is_ours(EVP_RAND_CTX *ctx)
 
     return r != NULL && strcmp(EVP_RAND_get0_name(r), "CHACHA20-DRBG") == 0
            && strcmp(OSSL_PROVIDER_get0_name(EVP_RAND_get0_provider(r)),
-                     "chacharng") == 0;
+                     "chacharng")
+                  == 0;
 }
 
 static void test_chain(void)
@@ -496,16 +497,19 @@ static void test_chain(void)
          && get_uint_param(primary, "reseed_counter", &c_pri[1]);
     TU_OK(ok && c_pri[1] != c_pri[0],
           "chain: EVP_RAND_reseed on the primary moves its reseed_counter "
-          "(%u -> %u)", c_pri[0], c_pri[1]);
+          "(%u -> %u)",
+          c_pri[0], c_pri[1]);
     ok = ok && RAND_bytes(buf, 16) == 1 && RAND_priv_bytes(buf, 16) == 1
          && get_uint_param(pub, "reseed_counter", &c_pub[2])
          && get_uint_param(priv, "reseed_counter", &c_priv[2]);
     TU_OK(ok && c_pub[2] != c_pub[1],
           "chain: the public DRBG follows its parent, the primary "
-          "(reseed_counter %u -> %u)", c_pub[1], c_pub[2]);
+          "(reseed_counter %u -> %u)",
+          c_pub[1], c_pub[2]);
     TU_OK(ok && c_priv[2] != c_priv[1],
           "chain: the private DRBG follows its parent, the primary "
-          "(reseed_counter %u -> %u)", c_priv[1], c_priv[2]);
+          "(reseed_counter %u -> %u)",
+          c_priv[1], c_priv[2]);
     if (!ok)
         tu_err_print();
 }
@@ -571,19 +575,22 @@ static void test_generators(OSSL_LIB_CTX *lc)
         d1 = wf_states() - base;
         TU_OK(ok && d1 == 1,
               "random provider: RAND_bytes makes one generator for this "
-              "thread (%ld seeded states more)", d1);
+              "thread (%ld seeded states more)",
+              d1);
         ok = RAND_priv_bytes_ex(lc, b, sizeof(b), 0) == 1;
         d2 = wf_states() - base;
         TU_OK(ok && d2 == 2,
               "random provider: RAND_priv_bytes makes a second generator, "
-              "its own (%ld seeded states more)", d2);
+              "its own (%ld seeded states more)",
+              d2);
         for (i = 0; ok && i < 1000; i++)
             ok = RAND_bytes_ex(lc, a, 1 + i % 64, 0) == 1
                  && RAND_priv_bytes_ex(lc, b, 1 + i % 64, 0) == 1;
         d3 = wf_states() - base;
         TU_OK(ok && d3 == d2,
               "random provider: 2000 more calls make no more generators "
-              "(%ld bytes mapped)", d3);
+              "(%ld bytes mapped)",
+              d3);
     }
     ok = RAND_bytes_ex(lc, a, sizeof(a), 0) == 1
          && RAND_priv_bytes_ex(lc, b, sizeof(b), 0) == 1;
@@ -617,7 +624,8 @@ static void test_requests(OSSL_LIB_CTX *lc)
          && tu_recs_add(&r, big, BIG);
     TU_OK(ok && tu_recs_distinct(&r, "big request"),
           "random provider: a %zu-byte request (3 pieces of max_request and "
-          "a tail) has no repeated or zero block", (size_t)BIG);
+          "a tail) has no repeated or zero block",
+          (size_t)BIG);
     tu_recs_free(&r);
     free(big);
 }
@@ -677,7 +685,8 @@ static void test_teardown(const char *sample)
     TU_OK(after == 0 && after_bytes <= 0,
           "random provider: freeing the library context wipes them and "
           "unmaps the mappings made for them while the threads live (%ld "
-          "states, %ld bytes more than before)", after, after_bytes);
+          "states, %ld bytes more than before)",
+          after, after_bytes);
     pthread_barrier_wait(&hold);
     for (i = 0; i < n; i++)
         pthread_join(th[i], NULL);
@@ -693,17 +702,16 @@ static void test_teardown(const char *sample)
  */
 static void test_only_random_provider(void)
 {
-    static const char head[] =
-        "config_diagnostics = 1\n"
-        "openssl_conf = openssl_init\n"
-        "[openssl_init]\n"
-        "random = random_sect\n"
-        "providers = provider_sect\n"
-        "[provider_sect]\n"
-        "chacharng = chacharng_sect\n"
-        "[chacharng_sect]\n"
-        "activate = 1\n"
-        "[random_sect]\n";
+    static const char head[] = "config_diagnostics = 1\n"
+                               "openssl_conf = openssl_init\n"
+                               "[openssl_init]\n"
+                               "random = random_sect\n"
+                               "providers = provider_sect\n"
+                               "[provider_sect]\n"
+                               "chacharng = chacharng_sect\n"
+                               "[chacharng_sect]\n"
+                               "activate = 1\n"
+                               "[random_sect]\n";
     char text[sizeof(head) + 64];
     char *with, *without;
     OSSL_LIB_CTX *lc;
@@ -770,7 +778,8 @@ static void test_set1_random_provider(void)
     TU_OK(p != NULL && !before && after,
           "random provider: RAND_set1_random_provider turns a context with "
           "only chacharng loaded from no RAND_bytes (%d) to a working one "
-          "(%d)", before, after);
+          "(%d)",
+          before, after);
     if (p != NULL)
         OSSL_PROVIDER_unload(p);
     OSSL_LIB_CTX_free(lc);

@@ -34,7 +34,7 @@
 
 #define TWO_THREAD_ROUNDS 100
 
-static const char *self;   /* this program, to re-execute */
+static const char *self; /* this program, to re-execute */
 
 /* ------------------------------------------------------------------------
  * What a scenario checks, in its own process
@@ -143,7 +143,8 @@ static int explicit_fetch_works(OSSL_LIB_CTX *lc)
 static int readme_example(int unload)
 {
     OSSL_PROVIDER *prov = OSSL_PROVIDER_load(NULL, "chacharng");
-    EVP_RAND *rand = EVP_RAND_fetch(NULL, "CHACHA20-DRBG", "provider=chacharng");
+    EVP_RAND *rand =
+        EVP_RAND_fetch(NULL, "CHACHA20-DRBG", "provider=chacharng");
     EVP_RAND_CTX *ctx = EVP_RAND_CTX_new(rand, NULL);
     unsigned char buf[32];
     int ok;
@@ -199,8 +200,7 @@ static int sc_implicit_default_first(void)
     int ok = md != NULL;
 
     EVP_MD_free(md);
-    return ok && load(NULL, "chacharng") != NULL
-           && library_drbg_is(NULL, CTR);
+    return ok && load(NULL, "chacharng") != NULL && library_drbg_is(NULL, CTR);
 }
 
 static int sc_try_load_retain(void)
@@ -332,20 +332,24 @@ static int sc_two_threads(void)
 struct scenario {
     const char *name;
     int (*run)(void);
-    const char *env;         /* CHACHARNG_LIBRARY_RNG for the run, or NULL */
-    const char *debug_says;  /* CHACHARNG_DEBUG line expected, or NULL */
+    const char *env;        /* CHACHARNG_LIBRARY_RNG for the run, or NULL */
+    const char *debug_says; /* CHACHARNG_DEBUG line expected, or NULL */
     const char *what;
 };
 
 static const struct scenario scenarios[] = {
     { "alone", sc_alone, NULL, "named as the library DRBG",
-      "chacharng alone: RAND_bytes and RAND_priv_bytes come from CHACHA20-DRBG" },
+      "chacharng alone: RAND_bytes and RAND_priv_bytes come from "
+      "CHACHA20-DRBG" },
     { "default-first", sc_default_first, NULL, NULL,
-      "default, then chacharng, CHACHA20-DRBG fetched: the library DRBG stays CTR-DRBG" },
+      "default, then chacharng, CHACHA20-DRBG fetched: the library DRBG stays "
+      "CTR-DRBG" },
     { "chacharng-first", sc_chacharng_first, NULL, NULL,
-      "chacharng, then default, CHACHA20-DRBG fetched: the library DRBG stays CTR-DRBG" },
+      "chacharng, then default, CHACHA20-DRBG fetched: the library DRBG stays "
+      "CTR-DRBG" },
     { "readme-then-default", sc_readme_then_default, NULL, "name given back",
-      "README example (chacharng alone, fetched, unloaded), then default: CTR-DRBG" },
+      "README example (chacharng alone, fetched, unloaded), then default: "
+      "CTR-DRBG" },
     { "readme-kept-then-default", sc_readme_kept_then_default, NULL,
       "name given back",
       "README example without the unload, then default: CTR-DRBG" },
@@ -356,15 +360,18 @@ static const struct scenario scenarios[] = {
     { "rand-before-load", sc_rand_before_load, NULL, NULL,
       "RAND_bytes before chacharng was loaded: CTR-DRBG" },
     { "unloaded-alone", sc_unloaded_alone, NULL, "name given back",
-      "chacharng fetched alone and unloaded: RAND_bytes fails, default then gives CTR-DRBG" },
+      "chacharng fetched alone and unloaded: RAND_bytes fails, default then "
+      "gives CTR-DRBG" },
     { "opt-out", sc_opt_out, "no",
       "left alone (CHACHARNG_LIBRARY_RNG opts out)",
       "CHACHARNG_LIBRARY_RNG=no: chacharng alone leaves RAND_bytes failing" },
     { "private-ctx", sc_private_ctx, NULL,
       "left alone (a private or child library context)",
-      "a private OSSL_LIB_CTX: its RAND_bytes still fails, the default context is untouched" },
+      "a private OSSL_LIB_CTX: its RAND_bytes still fails, the default context "
+      "is untouched" },
     { "child-ctx", sc_child_ctx, NULL, NULL,
-      "a child library context: chacharng is there, its RAND_bytes still fails" },
+      "a child library context: chacharng is there, its RAND_bytes still "
+      "fails" },
     { "two-threads", sc_two_threads, NULL, "named as the library DRBG",
       NULL /* looped below */ },
 };
@@ -473,13 +480,15 @@ static void body(void)
     /* every process is slow under valgrind: fewer rounds there */
     preload = getenv("LD_PRELOAD");
     rounds = preload != NULL && strstr(preload, "vgpreload") != NULL
-                 ? 3 : TWO_THREAD_ROUNDS;
+                 ? 3
+                 : TWO_THREAD_ROUNDS;
     for (round = 0; round < rounds; round++)
         if (!run_one(find("two-threads"), err, sizeof(err)))
             break;
     if (!tu_ok(round == rounds,
                "two threads making the first RAND call at once, %d processes: "
-               "both succeed, CHACHA20-DRBG", rounds)) {
+               "both succeed, CHACHA20-DRBG",
+               rounds)) {
         tu_diag("round %d failed", round);
         diag_text(err);
     }
@@ -492,7 +501,8 @@ static void body(void)
     snprintf(foreign, sizeof(foreign), "%.*st_library_foreign",
              dir_end != NULL ? (int)(dir_end - self + 1) : 0, self);
     if (access(foreign, X_OK) != 0) {
-        tu_skip("no static libcrypto at build time: t_library_foreign not built");
+        tu_skip(
+            "no static libcrypto at build time: t_library_foreign not built");
     } else {
         int st = spawn(foreign, NULL, NULL, err, sizeof(err));
 
@@ -519,7 +529,8 @@ int main(int argc, char **argv)
         return s->run() ? 0 : 1;
     }
     if (getenv("OPENSSL_MODULES") == NULL) {
-        printf("1..0 # SKIP OPENSSL_MODULES is not set (run through make check)\n");
+        printf("1..0 # SKIP OPENSSL_MODULES is not set (run through make "
+               "check)\n");
         return 0;
     }
     return tu_main_once(body);

@@ -47,10 +47,9 @@ static void expect_fail(int ret, const unsigned char *out, size_t outlen,
 {
     TU_OK(ret == 0, "%s fails", what);
     if (out != NULL)
-        TU_OK(pu_all_bytes(out, outlen, PAT),
-              "%s writes nothing to the output", what);
-    TU_OK(pu_err_from_provider(1), "%s raises a %s error", what,
-          PU_PROVIDER);
+        TU_OK(pu_all_bytes(out, outlen, PAT), "%s writes nothing to the output",
+              what);
+    TU_OK(pu_err_from_provider(1), "%s raises a %s error", what, PU_PROVIDER);
 }
 
 static int gen(EVP_RAND_CTX *ctx, unsigned char *out, size_t n)
@@ -103,13 +102,13 @@ static void test_state_misuse(void)
         return;
     }
     pu_err_clear();
-    expect_fail(EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, NULL, 0, NULL),
-                NULL, 0, "instantiate on an instantiated context");
+    expect_fail(EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, NULL, 0, NULL), NULL,
+                0, "instantiate on an instantiated context");
     st = state_of(ctx);
     TU_OK(st == EVP_RAND_STATE_READY,
           "... and the context is still READY (state %d)", st);
     TU_OK(gen(ctx, out, sizeof(out)) == 1
-          && !pu_all_bytes(out, sizeof(out), PAT),
+              && !pu_all_bytes(out, sizeof(out), PAT),
           "... and still generates");
 
     TU_OK(EVP_RAND_uninstantiate(ctx) == 1, "uninstantiate");
@@ -140,7 +139,7 @@ static void test_strength(void)
           "... and the context is not READY (state %d)", st);
     pu_err_clear();
     TU_OK(gen(ctx, out, sizeof(out)) == 0
-          && pu_all_bytes(out, sizeof(out), PAT),
+              && pu_all_bytes(out, sizeof(out), PAT),
           "... and generate then fails without output");
     pu_err_clear();
     /* a refused argument must not poison the context */
@@ -149,10 +148,10 @@ static void test_strength(void)
     pu_err_clear();
 
     memset(out, PAT, sizeof(out));
-    expect_fail(EVP_RAND_generate(ctx, out, sizeof(out), 257, 0, NULL, 0),
-                out, sizeof(out), "generate with strength 257");
+    expect_fail(EVP_RAND_generate(ctx, out, sizeof(out), 257, 0, NULL, 0), out,
+                sizeof(out), "generate with strength 257");
     TU_OK(gen(ctx, out, sizeof(out)) == 1
-          && !pu_all_bytes(out, sizeof(out), PAT),
+              && !pu_all_bytes(out, sizeof(out), PAT),
           "... and generate with strength 256 still works");
     pu_err_clear();
     EVP_RAND_CTX_free(ctx);
@@ -171,15 +170,15 @@ static void test_oversized_inputs(void)
     if (!TU_OK(ctx != NULL, "new context"))
         return;
     pu_err_clear();
-    expect_fail(EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, big, MAX_INLEN + 1,
-                                     NULL),
-                NULL, 0, "instantiate with 65537 bytes of personalization");
+    expect_fail(
+        EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, big, MAX_INLEN + 1, NULL),
+        NULL, 0, "instantiate with 65537 bytes of personalization");
     st = state_of(ctx);
     TU_OK(st != EVP_RAND_STATE_READY,
           "... and the context is not READY (state %d)", st);
     pu_err_clear();
     TU_OK(gen(ctx, out, sizeof(out)) == 0
-          && pu_all_bytes(out, sizeof(out), PAT),
+              && pu_all_bytes(out, sizeof(out), PAT),
           "... and generate then fails without output");
     pu_err_clear();
     ret = EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, big, MAX_INLEN, NULL);
@@ -199,10 +198,11 @@ static void test_oversized_inputs(void)
     TU_OK(st == EVP_RAND_STATE_READY,
           "... and the context is still READY (state %d)", st);
     memset(out, PAT, sizeof(out));
-    TU_OK(EVP_RAND_generate(ctx, out, sizeof(out), PU_STRENGTH, 0, big,
-                            MAX_INLEN) == 1
-          && !pu_all_bytes(out, sizeof(out), PAT),
-          "generate with 65536 bytes of adin works");
+    TU_OK(
+        EVP_RAND_generate(ctx, out, sizeof(out), PU_STRENGTH, 0, big, MAX_INLEN)
+                == 1
+            && !pu_all_bytes(out, sizeof(out), PAT),
+        "generate with 65536 bytes of adin works");
     pu_err_clear();
 
     expect_fail(EVP_RAND_reseed(ctx, 0, NULL, 0, big, MAX_INLEN + 1), NULL, 0,
@@ -229,8 +229,7 @@ static void test_oversized_inputs(void)
  * A parent that is too weak or cannot deliver a full 48-byte seed: the
  * instantiate fails cleanly and nothing is ever generated from the state.
  */
-static void bad_parent(unsigned int strength, size_t seedlen,
-                       const char *what)
+static void bad_parent(unsigned int strength, size_t seedlen, const char *what)
 {
     unsigned char seed[PU_SEED_BYTES], out[OUTLEN];
     EVP_RAND_CTX *parent, *ctx = NULL;
@@ -246,8 +245,8 @@ static void bad_parent(unsigned int strength, size_t seedlen,
         goto end;
     pu_err_clear();
     snprintf(desc, sizeof(desc), "instantiate under %s", what);
-    expect_fail(EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, NULL, 0, NULL),
-                NULL, 0, desc);
+    expect_fail(EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, NULL, 0, NULL), NULL,
+                0, desc);
     st = state_of(ctx);
     TU_OK(st == EVP_RAND_STATE_ERROR || st == EVP_RAND_STATE_UNINITIALISED,
           "... and the state is ERROR or UNINITIALISED (state %d)", st);
@@ -257,7 +256,7 @@ static void bad_parent(unsigned int strength, size_t seedlen,
     pu_err_clear();
     TU_OK(EVP_RAND_verify_zeroization(ctx) == 1,
           "... and no key material is left (verify_zeroization)");
- end:
+end:
     pu_err_clear();
     EVP_RAND_CTX_free(ctx);
     EVP_RAND_CTX_free(parent);
@@ -345,8 +344,8 @@ static void test_direct_max_request(void)
         }
     }
     if (!TU_OK(newctx != NULL && freectx != NULL && instantiate != NULL
-               && uninstantiate != NULL && generate != NULL
-               && get_ctx_params != NULL,
+                   && uninstantiate != NULL && generate != NULL
+                   && get_ctx_params != NULL,
                "dispatch table has the entry points the direct test needs"))
         goto end;
 
@@ -356,8 +355,8 @@ static void test_direct_max_request(void)
     if (!TU_OK(instantiate(vctx, PU_STRENGTH, 0, NULL, 0, NULL) == 1,
                "direct instantiate"))
         goto end;
-    params[0] = OSSL_PARAM_construct_size_t(OSSL_RAND_PARAM_MAX_REQUEST,
-                                            &maxreq);
+    params[0] =
+        OSSL_PARAM_construct_size_t(OSSL_RAND_PARAM_MAX_REQUEST, &maxreq);
     params[1] = OSSL_PARAM_construct_end();
     ret = get_ctx_params(vctx, params);
     if (!TU_OK(ret == 1 && maxreq > 0 && maxreq < ((size_t)1 << 28),
@@ -369,15 +368,15 @@ static void test_direct_max_request(void)
 
     memset(buf, PAT, maxreq + 1);
     pu_err_clear();
-    expect_fail(generate(vctx, buf, maxreq + 1, PU_STRENGTH, 0, NULL, 0),
-                buf, maxreq + 1, "direct generate of max_request + 1 bytes");
+    expect_fail(generate(vctx, buf, maxreq + 1, PU_STRENGTH, 0, NULL, 0), buf,
+                maxreq + 1, "direct generate of max_request + 1 bytes");
     TU_OK(generate(vctx, buf, maxreq, PU_STRENGTH, 0, NULL, 0) == 1
-          && !pu_all_bytes(buf + maxreq - 64, 64, PAT)
-          && buf[maxreq] == PAT,
+              && !pu_all_bytes(buf + maxreq - 64, 64, PAT)
+              && buf[maxreq] == PAT,
           "direct generate of exactly max_request bytes works");
     uninstantiate(vctx);
 
- end:
+end:
     pu_err_clear();
     free(buf);
     if (vctx != NULL)
@@ -397,8 +396,8 @@ static void test_evp_splits(void)
     if (TU_OK(ctx != NULL && buf != NULL, "context and a 2 MiB buffer")) {
         memset(buf, PAT, len);
         TU_OK(EVP_RAND_generate(ctx, buf, len, PU_STRENGTH, 0, NULL, 0) == 1
-              && !pu_all_bytes(buf, 64, PAT)
-              && !pu_all_bytes(buf + len - 64, 64, PAT),
+                  && !pu_all_bytes(buf, 64, PAT)
+                  && !pu_all_bytes(buf + len - 64, 64, PAT),
               "EVP_RAND_generate of 2 MiB + 100 bytes (split by EVP) works");
     }
     pu_err_clear();
@@ -471,7 +470,7 @@ static void test_null_inputs(void)
     TU_OK(ra && rb && memcmp(a, b, sizeof(a)) == 0,
           "... gives the same output afterwards");
 
- end:
+end:
     pu_err_clear();
     EVP_RAND_CTX_free(ca);
     EVP_RAND_CTX_free(cb);
@@ -577,16 +576,16 @@ static int same_settings(EVP_RAND_CTX *ctx, const struct settings *want)
 }
 
 /* A supported kernel other than |not|, or |not| if there is none. */
-static const char *other_impl(const char *not)
+static const char *other_impl(const char * not )
 {
     const struct chacha_impl *list;
     size_t n, i;
 
     list = chacha_impl_list(&n);
     for (i = 0; i < n; i++)
-        if (chacha_impl_supported(&list[i]) && strcmp(list[i].name, not) != 0)
+        if (chacha_impl_supported(&list[i]) && strcmp(list[i].name, not ) != 0)
             return list[i].name;
-    return not;
+    return not ;
 }
 
 /*
@@ -627,15 +626,15 @@ static void expect_refused(const OSSL_PARAM *bad, const char *reason,
     params[1] = *bad;
     params[2] = OSSL_PARAM_construct_end();
     pu_err_clear();
-    TU_OK(EVP_RAND_CTX_set_params(ctx, params) == 0
-              && err_reason_is(reason) && same_settings(ctx, &before),
+    TU_OK(EVP_RAND_CTX_set_params(ctx, params) == 0 && err_reason_is(reason)
+              && same_settings(ctx, &before),
           "set_params with %s = 7, then %s, fails and applies neither",
           params[0].key, what);
     EVP_RAND_CTX_free(ctx);
 
     ctx = pu_drbg_new(&env, NULL);
-    if (!TU_OK(ctx != NULL && read_settings(ctx, &before),
-               "%s: a new context", what))
+    if (!TU_OK(ctx != NULL && read_settings(ctx, &before), "%s: a new context",
+               what))
         goto end;
     params[0] = *bad;
     params[1] = OSSL_PARAM_construct_end();
@@ -646,7 +645,7 @@ static void expect_refused(const OSSL_PARAM *bad, const char *reason,
     st = state_of(ctx);
     TU_OK(st == EVP_RAND_STATE_UNINITIALISED && same_settings(ctx, &before),
           "... and leaves the context unseeded and unchanged (state %d)", st);
- end:
+end:
     pu_err_clear();
     EVP_RAND_CTX_free(ctx);
 }
@@ -670,8 +669,8 @@ static void expect_applied(const OSSL_PARAM *good, long long num,
         pu_err_clear();
         ok = ctx != NULL
              && (round == 0 ? EVP_RAND_CTX_set_params(ctx, params)
-                            : EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, NULL,
-                                                   0, params))
+                            : EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, NULL, 0,
+                                                   params))
              && read_settings(ctx, &s);
         if (ok && strcmp(good->key, REQUESTS) == 0)
             ok = (long long)s.requests == num;
@@ -717,8 +716,8 @@ static void test_bad_numbers(struct guard *g)
 
     for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
         const char *key = keys[k];
-        unsigned int type = k == 0 ? OSSL_PARAM_UNSIGNED_INTEGER
-                                   : OSSL_PARAM_INTEGER;
+        unsigned int type =
+            k == 0 ? OSSL_PARAM_UNSIGNED_INTEGER : OSSL_PARAM_INTEGER;
         void *native = k == 0 ? (void *)&u : (void *)&t;
         size_t size = k == 0 ? sizeof(u) : sizeof(t);
 
@@ -741,8 +740,7 @@ static void test_bad_numbers(struct guard *g)
         /* 2^120 + 1 in either byte order */
         memset(wide, 0, sizeof(wide));
         wide[0] = wide[15] = 1;
-        snprintf(what, sizeof(what), "%s as a 16-byte integer above 2^64",
-                 key);
+        snprintf(what, sizeof(what), "%s as a 16-byte integer above 2^64", key);
         p = raw_param(key, type, wide, sizeof(wide));
         expect_refused(&p, R_INVALID, what);
 
@@ -759,8 +757,7 @@ static void test_bad_numbers(struct guard *g)
             expect_applied(&p, 1000, NULL, what);
         } else {
             snprintf(what, sizeof(what), "%s as a 1-byte integer 5", key);
-            p = raw_param(key, type, guard_put(g, &s8, sizeof(s8)),
-                          sizeof(s8));
+            p = raw_param(key, type, guard_put(g, &s8, sizeof(s8)), sizeof(s8));
             expect_applied(&p, 5, NULL, what);
         }
     }
@@ -810,8 +807,7 @@ static void test_bad_impl(struct guard *g)
     expect_refused(&p, R_UNKNOWN_IMPL, what);
 
     /* accepted: no NUL at all, right before an inaccessible page */
-    snprintf(what, sizeof(what), "impl \"%s\" unterminated at a page end",
-             to);
+    snprintf(what, sizeof(what), "impl \"%s\" unterminated at a page end", to);
     p = OSSL_PARAM_construct_utf8_string("impl", guard_put(g, to, tolen),
                                          tolen);
     expect_applied(&p, 0, to, what);
@@ -962,8 +958,7 @@ static void check_get_number(get_fn *get, void *obj, const char *key,
     p = raw_param(key, type, NULL, size);
     ret = get_one(get, obj, &p);
     TU_OK(ret == 1 && p.return_size == size,
-          "get %s with NULL data answers the size (%zu)", key,
-          p.return_size);
+          "get %s with NULL data answers the size (%zu)", key, p.return_size);
 
     memset(buf, PAT, sizeof(buf));
     snprintf(what, sizeof(what), "%s as a utf8 string", key);
@@ -982,8 +977,8 @@ static void check_get_number(get_fn *get, void *obj, const char *key,
     if (val <= 255) {
         ret = get_one(get, obj, &p);
         TU_OK(ret == 1 && buf[0] == val && pu_all_bytes(buf + 1, 31, PAT),
-              "get %s (%lld) into 1 byte fits, and writes only that byte",
-              key, (long long)val);
+              "get %s (%lld) into 1 byte fits, and writes only that byte", key,
+              (long long)val);
     } else {
         snprintf(what, sizeof(what), "%s (%lld) into 1 byte", key,
                  (long long)val);
@@ -1010,15 +1005,13 @@ static void check_get_string(get_fn *get, void *obj, const char *key,
     p = OSSL_PARAM_construct_utf8_string(key, NULL, 0);
     ret = get_one(get, obj, &p);
     TU_OK(ret == 1 && p.return_size == len,
-          "get %s with NULL data answers the length (%zu)", key,
-          p.return_size);
+          "get %s with NULL data answers the length (%zu)", key, p.return_size);
 
     memset(buf, PAT, sizeof(buf));
-    snprintf(what, sizeof(what), "%s into %zu bytes (no room for the NUL)",
-             key, len);
+    snprintf(what, sizeof(what), "%s into %zu bytes (no room for the NUL)", key,
+             len);
     expect_get_refused(get, obj,
-                       OSSL_PARAM_construct_utf8_string(key, (char *)buf,
-                                                        len),
+                       OSSL_PARAM_construct_utf8_string(key, (char *)buf, len),
                        buf, sizeof(buf), len, what);
     snprintf(what, sizeof(what), "%s into 3 bytes", key);
     expect_get_refused(get, obj,
@@ -1026,18 +1019,16 @@ static void check_get_string(get_fn *get, void *obj, const char *key,
                        buf, sizeof(buf), len, what);
     snprintf(what, sizeof(what), "%s as an unsigned integer", key);
     expect_get_refused(get, obj,
-                       raw_param(key, OSSL_PARAM_UNSIGNED_INTEGER, buf, 8),
-                       buf, sizeof(buf), 0, what);
+                       raw_param(key, OSSL_PARAM_UNSIGNED_INTEGER, buf, 8), buf,
+                       sizeof(buf), 0, what);
 
     memset(buf, PAT, sizeof(buf));
     p = OSSL_PARAM_construct_utf8_string(key, (char *)buf, len + 1);
     ret = get_one(get, obj, &p);
-    TU_OK(ret == 1 && memcmp(buf, want, len + 1) == 0
-              && p.return_size == len && pu_all_bytes(buf + len + 1,
-                                                      sizeof(buf) - len - 1,
-                                                      PAT),
-          "get %s into %zu bytes gives \"%s\" and its NUL, nothing more",
-          key, len + 1, want);
+    TU_OK(ret == 1 && memcmp(buf, want, len + 1) == 0 && p.return_size == len
+              && pu_all_bytes(buf + len + 1, sizeof(buf) - len - 1, PAT),
+          "get %s into %zu bytes gives \"%s\" and its NUL, nothing more", key,
+          len + 1, want);
     p = OSSL_PARAM_construct_utf8_ptr(key, &ptr, 0);
     ret = get_one(get, obj, &p);
     TU_OK(ret == 1 && ptr != NULL && strcmp(ptr, want) == 0
@@ -1067,10 +1058,10 @@ static void test_bad_get_params(void)
         { OSSL_DRBG_PARAM_MAX_ADINLEN, OSSL_PARAM_UNSIGNED_INTEGER,
           sizeof(size_t) },
     };
-    static const char *const prov_strings[] = {
-        OSSL_PROV_PARAM_NAME, OSSL_PROV_PARAM_VERSION,
-        OSSL_PROV_PARAM_BUILDINFO, "impl"
-    };
+    static const char *const prov_strings[] = { OSSL_PROV_PARAM_NAME,
+                                                OSSL_PROV_PARAM_VERSION,
+                                                OSSL_PROV_PARAM_BUILDINFO,
+                                                "impl" };
     EVP_RAND_CTX *ctx;
     OSSL_PARAM p;
     char *value;

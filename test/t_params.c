@@ -83,7 +83,7 @@ static void check_list(const char *what, const OSSL_PARAM *list,
         if (!TU_OK(p != NULL, "%s: lists \"%s\"", what, want[i].key))
             continue;
         TU_OK(p->data_type == want[i].type
-              && (want[i].size == 0 || p->data_size == want[i].size),
+                  && (want[i].size == 0 || p->data_size == want[i].size),
               "%s: \"%s\" has type %u size %zu (got type %u size %zu)", what,
               want[i].key, want[i].type, want[i].size, p->data_type,
               p->data_size);
@@ -277,8 +277,8 @@ static void test_counters(void)
     ok = gen(ctx, out, sizeof(out)) && gen(ctx, out, sizeof(out));
     c2 = counter(ctx);
     TU_OK(ok && c2 == c1,
-          "generate without a due reseed keeps reseed_counter (%u -> %u)",
-          c1, c2);
+          "generate without a due reseed keeps reseed_counter (%u -> %u)", c1,
+          c2);
 
     t0 = seed_time(ctx);
     TU_OK(t0 > 0, "reseed_time after instantiate (%lld)", (long long)t0);
@@ -302,8 +302,8 @@ static void test_counters(void)
     ok = gen(ctx, out, 16) && gen(ctx, out, 16);
     c2 = counter(ctx);
     TU_OK(ok && c1 != UINT_MAX && c2 == c1,
-          "reseed_requests=2: calls 1 and 2 use the same seed (%u -> %u)",
-          c1, c2);
+          "reseed_requests=2: calls 1 and 2 use the same seed (%u -> %u)", c1,
+          c2);
     ok = gen(ctx, out, 16);
     c1 = counter(ctx);
     TU_OK(ok && c1 != UINT_MAX && c1 > c2,
@@ -315,7 +315,8 @@ static void test_counters(void)
 
     /* 0 switches both limits off */
     TU_OK(pu_set_uint(ctx, OSSL_DRBG_PARAM_RESEED_REQUESTS, 0) == 1
-          && pu_set_time_t(ctx, OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, 0) == 1,
+              && pu_set_time_t(ctx, OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, 0)
+                     == 1,
           "set reseed_requests and reseed_time_interval to 0");
     c1 = counter(ctx);
     for (i = 0; i < 10; i++)
@@ -336,14 +337,14 @@ static void test_counters(void)
     ok = gen(ctx, out, 16);
     c2 = counter(ctx);
     TU_OK(ok && c2 != UINT_MAX && c2 > c1,
-          "reseed_time_interval=1: a call 2 s later reseeds (%u -> %u)",
-          c1, c2);
+          "reseed_time_interval=1: a call 2 s later reseeds (%u -> %u)", c1,
+          c2);
     t1 = seed_time(ctx);
     TU_OK(t0 > 0 && t1 > t0,
           "the automatic reseed moves reseed_time (%lld -> %lld)",
           (long long)t0, (long long)t1);
 
- end:
+end:
     EVP_RAND_CTX_free(ctx);
     EVP_RAND_CTX_free(parent);
 }
@@ -367,11 +368,11 @@ static void test_no_reseed_cascade(void)
     int i, ok = 1;
 
     parent = pu_drbg_new(&env, NULL);
-    if (!TU_OK(parent != NULL
-                   && pu_set_uint(parent, OSSL_DRBG_PARAM_RESEED_REQUESTS, 1)
-                   && EVP_RAND_instantiate(parent, PU_STRENGTH, 0, NULL, 0,
-                                           NULL),
-               "chacharng parent reseeding on every call"))
+    if (!TU_OK(
+            parent != NULL
+                && pu_set_uint(parent, OSSL_DRBG_PARAM_RESEED_REQUESTS, 1)
+                && EVP_RAND_instantiate(parent, PU_STRENGTH, 0, NULL, 0, NULL),
+            "chacharng parent reseeding on every call"))
         goto end;
     child = pu_drbg_ready(&env, parent);
     if (!TU_OK(child != NULL, "chacharng child of that parent"))
@@ -405,8 +406,7 @@ static void test_error_state(void)
         goto end;
 
     /* starve the parent: 16 bytes is less than one seed */
-    TU_OK(pu_test_parent_set_seed(parent, seed, 16),
-          "parent now has 16 bytes");
+    TU_OK(pu_test_parent_set_seed(parent, seed, 16), "parent now has 16 bytes");
     pu_err_clear();
     TU_OK(EVP_RAND_reseed(ctx, 0, NULL, 0, NULL, 0) == 0,
           "reseed fails when the parent gives 16 bytes");
@@ -427,10 +427,10 @@ static void test_error_state(void)
           "generate in the error state re-instantiates and succeeds");
     state = -1;
     ok = pu_get_int(ctx, OSSL_RAND_PARAM_STATE, &state);
-    TU_OK(ok && state == EVP_RAND_STATE_READY,
-          "state is READY again (got %d)", state);
+    TU_OK(ok && state == EVP_RAND_STATE_READY, "state is READY again (got %d)",
+          state);
 
- end:
+end:
     pu_err_clear();
     EVP_RAND_CTX_free(ctx);
     EVP_RAND_CTX_free(parent);
@@ -503,19 +503,19 @@ static void test_set_and_reject(void)
         OSSL_DRBG_PARAM_RESEED_REQUESTS, sbuf, strlen(sbuf));
     expect_refused(ctx, params, K_UINT, 500,
                    "reseed_requests as the utf8 string \"100\"");
-    params[0] = OSSL_PARAM_construct_int(OSSL_DRBG_PARAM_RESEED_REQUESTS,
-                                         &ineg);
+    params[0] =
+        OSSL_PARAM_construct_int(OSSL_DRBG_PARAM_RESEED_REQUESTS, &ineg);
     expect_refused(ctx, params, K_UINT, 500, "reseed_requests = -1 (int)");
-    params[0] = OSSL_PARAM_construct_uint64(OSSL_DRBG_PARAM_RESEED_REQUESTS,
-                                            &big64);
+    params[0] =
+        OSSL_PARAM_construct_uint64(OSSL_DRBG_PARAM_RESEED_REQUESTS, &big64);
     expect_refused(ctx, params, K_UINT, 500,
                    "reseed_requests = UINT_MAX + 1 (uint64)");
 #if SIZE_MAX > UINT_MAX
     {
         size_t bigsz = (size_t)UINT_MAX + 1;
 
-        params[0] = OSSL_PARAM_construct_size_t(
-            OSSL_DRBG_PARAM_RESEED_REQUESTS, &bigsz);
+        params[0] = OSSL_PARAM_construct_size_t(OSSL_DRBG_PARAM_RESEED_REQUESTS,
+                                                &bigsz);
         expect_refused(ctx, params, K_UINT, 500,
                        "reseed_requests = UINT_MAX + 1 (size_t)");
     }
@@ -525,10 +525,9 @@ static void test_set_and_reject(void)
         OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, &tneg);
     expect_refused(ctx, params, K_TIME, 42,
                    "reseed_time_interval = -5 (time_t)");
-    params[0] = OSSL_PARAM_construct_int(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL,
-                                         &ineg);
-    expect_refused(ctx, params, K_TIME, 42,
-                   "reseed_time_interval = -1 (int)");
+    params[0] =
+        OSSL_PARAM_construct_int(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, &ineg);
+    expect_refused(ctx, params, K_TIME, 42, "reseed_time_interval = -1 (int)");
     params[0] = OSSL_PARAM_construct_utf8_string(
         OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, sbuf, strlen(sbuf));
     expect_refused(ctx, params, K_TIME, 42,
@@ -550,13 +549,13 @@ static void test_unknown_keys(void)
     ctx = pu_drbg_new(&env, NULL);
     if (!TU_OK(ctx != NULL, "new context"))
         return;
-    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_DRBG_PARAM_CIPHER,
-                                                 cipher, 0);
-    params[1] = OSSL_PARAM_construct_utf8_string(OSSL_DRBG_PARAM_DIGEST,
-                                                 digest, 0);
+    params[0] =
+        OSSL_PARAM_construct_utf8_string(OSSL_DRBG_PARAM_CIPHER, cipher, 0);
+    params[1] =
+        OSSL_PARAM_construct_utf8_string(OSSL_DRBG_PARAM_DIGEST, digest, 0);
     params[2] = OSSL_PARAM_construct_utf8_string(OSSL_DRBG_PARAM_MAC, mac, 0);
-    params[3] = OSSL_PARAM_construct_utf8_string(OSSL_DRBG_PARAM_PROPERTIES,
-                                                 props, 0);
+    params[3] =
+        OSSL_PARAM_construct_utf8_string(OSSL_DRBG_PARAM_PROPERTIES, props, 0);
     params[4] = OSSL_PARAM_construct_utf8_string("provider-name", pname, 0);
     params[5] = OSSL_PARAM_construct_utf8_string("no-such-key", junk, 0);
     params[6] = OSSL_PARAM_construct_end();
@@ -579,8 +578,8 @@ static void test_unknown_keys(void)
         gp[1] = OSSL_PARAM_construct_int(OSSL_RAND_PARAM_STATE, &state);
         gp[2] = OSSL_PARAM_construct_end();
         TU_OK(EVP_RAND_CTX_get_params(ctx, gp) == 1
-              && state == EVP_RAND_STATE_READY && dummy == 7
-              && !OSSL_PARAM_modified(&gp[0]),
+                  && state == EVP_RAND_STATE_READY && dummy == 7
+                  && !OSSL_PARAM_modified(&gp[0]),
               "get_params with an unknown key still fills the known ones");
     }
     pu_err_clear();
@@ -600,8 +599,8 @@ static void test_instantiate_params(void)
     ctx = pu_drbg_new(&env, NULL);
     if (!TU_OK(ctx != NULL, "new context"))
         return;
-    params[0] = OSSL_PARAM_construct_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS,
-                                          &req);
+    params[0] =
+        OSSL_PARAM_construct_uint(OSSL_DRBG_PARAM_RESEED_REQUESTS, &req);
     params[1] = OSSL_PARAM_construct_time_t(
         OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, &ival);
     params[2] = OSSL_PARAM_construct_utf8_string("impl", impl, 0);
@@ -611,8 +610,7 @@ static void test_instantiate_params(void)
     ok = pu_get_uint(ctx, OSSL_DRBG_PARAM_RESEED_REQUESTS, &u);
     TU_OK(ok && u == 77, "instantiate applied reseed_requests = 77 (%u)", u);
     ok = pu_get_time_t(ctx, OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL, &t);
-    TU_OK(ok && t == 99,
-          "instantiate applied reseed_time_interval = 99 (%lld)",
+    TU_OK(ok && t == 99, "instantiate applied reseed_time_interval = 99 (%lld)",
           (long long)t);
     ok = pu_get_utf8(ctx, "impl", got, sizeof(got));
     TU_OK(ok && strcmp(got, "generic") == 0,
@@ -623,8 +621,7 @@ static void test_instantiate_params(void)
     ctx = pu_drbg_new(&env, NULL);
     if (!TU_OK(ctx != NULL, "new context"))
         return;
-    params[0] = OSSL_PARAM_construct_int(OSSL_DRBG_PARAM_RESEED_REQUESTS,
-                                         &bad);
+    params[0] = OSSL_PARAM_construct_int(OSSL_DRBG_PARAM_RESEED_REQUESTS, &bad);
     params[1] = OSSL_PARAM_construct_end();
     pu_err_clear();
     TU_OK(EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, NULL, 0, params) == 0,
@@ -698,14 +695,13 @@ static void test_impl_switch(void)
               "impl = %s set before instantiate reads back (\"%s\")",
               list[i].name, got);
         ok = EVP_RAND_instantiate(ctx, PU_STRENGTH, 0, NULL, 0, NULL);
-        for (off = 0, k = 0; ok && k < sizeof(sizes) / sizeof(sizes[0]);
-             k++) {
+        for (off = 0, k = 0; ok && k < sizeof(sizes) / sizeof(sizes[0]); k++) {
             ok = gen(ctx, out, sizes[k])
                  && memcmp(out, ref + off, sizes[k]) == 0;
             off += sizes[k];
         }
-        TU_OK(ok, "impl %s produces the same stream as impl %s",
-              list[i].name, tu_expected_impl());
+        TU_OK(ok, "impl %s produces the same stream as impl %s", list[i].name,
+              tu_expected_impl());
         /* still the chosen kernel after use */
         ok = pu_get_utf8(ctx, "impl", got, sizeof(got));
         TU_OK(ok && strcmp(got, list[i].name) == 0,
@@ -722,8 +718,7 @@ static void test_impl_switch(void)
         int ok = 1;
         size_t which = 0;
 
-        for (off = 0, k = 0; ok && k < sizeof(sizes) / sizeof(sizes[0]);
-             k++) {
+        for (off = 0, k = 0; ok && k < sizeof(sizes) / sizeof(sizes[0]); k++) {
             /* next supported kernel, round robin */
             while (!chacha_impl_supported(&list[which % n]))
                 which++;
@@ -750,12 +745,11 @@ static void test_impl_switch(void)
         TU_OK(ok && strcmp(got, before) == 0,
               "... and impl is still \"%s\" (\"%s\")", before, got);
         pu_err_clear();
-        TU_OK(pu_set_utf8(ctx, "impl", "") == 0,
-              "impl = \"\" is rejected");
+        TU_OK(pu_set_utf8(ctx, "impl", "") == 0, "impl = \"\" is rejected");
         pu_err_clear();
     }
 
- end:
+end:
     EVP_RAND_CTX_free(ctx);
     EVP_RAND_CTX_free(rctx);
     EVP_RAND_CTX_free(parent);
@@ -769,10 +763,10 @@ static void test_provider_params(void)
     int status = 0, dummy = 5;
     char impl[64] = "";
     const OSSL_PARAM *list;
-    static const char *const keys[] = {
-        OSSL_PROV_PARAM_NAME, OSSL_PROV_PARAM_VERSION,
-        OSSL_PROV_PARAM_BUILDINFO, OSSL_PROV_PARAM_STATUS, "impl"
-    };
+    static const char *const keys[] = { OSSL_PROV_PARAM_NAME,
+                                        OSSL_PROV_PARAM_VERSION,
+                                        OSSL_PROV_PARAM_BUILDINFO,
+                                        OSSL_PROV_PARAM_STATUS, "impl" };
     size_t i;
 
     /* EVP_RAND_get_params: nothing is required, but it must not fail */
@@ -786,31 +780,30 @@ static void test_provider_params(void)
         TU_OK(list != NULL && OSSL_PARAM_locate_const(list, keys[i]) != NULL,
               "provider gettable params list \"%s\"", keys[i]);
 
-    params[0] = OSSL_PARAM_construct_utf8_ptr(OSSL_PROV_PARAM_NAME,
-                                              &name, 0);
-    params[1] = OSSL_PARAM_construct_utf8_ptr(OSSL_PROV_PARAM_VERSION,
-                                              &version, 0);
-    params[2] = OSSL_PARAM_construct_utf8_ptr(OSSL_PROV_PARAM_BUILDINFO,
-                                              &buildinfo, 0);
+    params[0] = OSSL_PARAM_construct_utf8_ptr(OSSL_PROV_PARAM_NAME, &name, 0);
+    params[1] =
+        OSSL_PARAM_construct_utf8_ptr(OSSL_PROV_PARAM_VERSION, &version, 0);
+    params[2] =
+        OSSL_PARAM_construct_utf8_ptr(OSSL_PROV_PARAM_BUILDINFO, &buildinfo, 0);
     params[3] = OSSL_PARAM_construct_int(OSSL_PROV_PARAM_STATUS, &status);
-    params[4] = OSSL_PARAM_construct_utf8_string("impl", impl,
-                                                 sizeof(impl) - 1);
+    params[4] =
+        OSSL_PARAM_construct_utf8_string("impl", impl, sizeof(impl) - 1);
     params[5] = OSSL_PARAM_construct_end();
     TU_OK(OSSL_PROVIDER_get_params(env.prov, params) == 1,
           "OSSL_PROVIDER_get_params");
     TU_OK(OSSL_PARAM_modified(&params[0]) && name != NULL && *name != '\0',
           "provider name: \"%s\"", name != NULL ? name : "(null)");
     TU_OK(OSSL_PARAM_modified(&params[1]) && version != NULL
-          && *version != '\0',
+              && *version != '\0',
           "provider version: \"%s\"", version != NULL ? version : "(null)");
     TU_OK(OSSL_PARAM_modified(&params[2]) && buildinfo != NULL
-          && *buildinfo != '\0',
+              && *buildinfo != '\0',
           "provider buildinfo: \"%s\"",
           buildinfo != NULL ? buildinfo : "(null)");
     TU_OK(OSSL_PARAM_modified(&params[3]) && status == 1,
           "provider status is 1 (got %d)", status);
     TU_OK(OSSL_PARAM_modified(&params[4])
-          && strcmp(impl, tu_expected_impl()) == 0,
+              && strcmp(impl, tu_expected_impl()) == 0,
           "provider impl is \"%s\" (got \"%s\")", tu_expected_impl(), impl);
     TU_OK(OSSL_PROVIDER_self_test(env.prov) == 1, "OSSL_PROVIDER_self_test");
 }

@@ -132,8 +132,8 @@ static void test_packing_and_reuse(void)
     TU_OK(maps_used >= 1 && maps_used * 3 <= MANY
               && maps_used * pg <= (size_t)MANY * pg / 3,
           "%d states in %lu mappings: at least 3 states a mapping, each "
-          "mapping at most %zu pages of %zu bytes", MANY, maps_used,
-          (size_t)(CHACHA_POOL_CHUNK_BYTES + pg - 1) / pg, pg);
+          "mapping at most %zu pages of %zu bytes",
+          MANY, maps_used, (size_t)(CHACHA_POOL_CHUNK_BYTES + pg - 1) / pg, pg);
 
     calls0 = syscalls();
     for (i = 0; i < MANY; i++) {
@@ -153,8 +153,8 @@ static void test_packing_and_reuse(void)
     calls_reuse = syscalls() - calls0;
     TU_OK(reused, "new generators reuse the freed slots");
     TU_OK(calls_reuse == 0,
-          "freeing %d and making %d again: %lu mmap/munmap/madvise calls",
-          MANY, MANY, calls_reuse);
+          "freeing %d and making %d again: %lu mmap/munmap/madvise calls", MANY,
+          MANY, calls_reuse);
     for (i = 0; i < MANY; i++)
         chacha_drbg_free(d[i]);
 
@@ -342,7 +342,8 @@ static void test_fork_threads(enum chacha_fork_mode mode, const char *name)
           parent_seeded);
     TU_OK(twice == 0,
           "%s: no child was handed a slot a parent thread held, or one "
-          "slot twice (%d were)", name, twice);
+          "slot twice (%d were)",
+          name, twice);
     chacha_secpage_force_mode(0);
     chacha_pool_trim();
 }
@@ -403,11 +404,12 @@ static void test_underscore_fork(void)
         waitpid(pid, &status, 0);
     TU_OK(pid > 0 && WIFEXITED(status),
           "_Fork child with another thread alive (idle) finished, no "
-          "deadlock (status 0x%x)", status);
+          "deadlock (status 0x%x)",
+          status);
     TU_OK(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
           "_Fork child: parent states unseeded, new ones distinct from them "
-          "and each other (exit %d)", WIFEXITED(status) ? WEXITSTATUS(status)
-                                                        : -1);
+          "and each other (exit %d)",
+          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     pthread_mutex_lock(&idle_lock);
     idle_quit = 1;
     pthread_cond_broadcast(&idle_cv);
@@ -431,8 +433,7 @@ static void body(void)
     static int registered;
 
     if (!registered) {
-        registered = pthread_atfork(reg_prepare, reg_release, reg_release)
-                     == 0;
+        registered = pthread_atfork(reg_prepare, reg_release, reg_release) == 0;
         if (!TU_OK(registered, "test atfork handlers registered"))
             return;
     }

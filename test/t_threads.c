@@ -27,7 +27,7 @@
 #define NCALLS 2000
 #define MINLEN 16
 #define MAXLEN 100
-#define REC TU_REC /* outputs are compared record by record */
+#define REC TU_REC        /* outputs are compared record by record */
 #define RESEED_EVERY 97   /* even threads in the shared case */
 #define PARAMS_EVERY 89   /* odd threads in the shared case */
 #define CHILD_REQUESTS 16 /* chain case: children reseed from the top often */
@@ -39,10 +39,10 @@ enum mode { SHARED, OWN, CHAIN };
 struct job {
     enum mode mode;
     unsigned int id;
-    EVP_RAND_CTX *shared;  /* SHARED: the context; CHAIN: the parent */
-    unsigned char *rec;    /* NCALLS records of REC bytes */
-    size_t failures;       /* failed generate/reseed/get calls */
-    size_t reseeds;        /* explicit reseeds that succeeded */
+    EVP_RAND_CTX *shared; /* SHARED: the context; CHAIN: the parent */
+    unsigned char *rec;   /* NCALLS records of REC bytes */
+    size_t failures;      /* failed generate/reseed/get calls */
+    size_t reseeds;       /* explicit reseeds that succeeded */
     int setup_ok;
 };
 
@@ -71,8 +71,8 @@ static void *worker(void *arg)
         if (ctx == NULL)
             return NULL;
         if (job->mode == CHAIN
-                && !pu_set_uint(ctx, OSSL_DRBG_PARAM_RESEED_REQUESTS,
-                                CHILD_REQUESTS)) {
+            && !pu_set_uint(ctx, OSSL_DRBG_PARAM_RESEED_REQUESTS,
+                            CHILD_REQUESTS)) {
             EVP_RAND_CTX_free(ctx);
             return NULL;
         }
@@ -105,7 +105,7 @@ static void *worker(void *arg)
             unsigned int c;
 
             if (!pu_get_uint(ctx, OSSL_DRBG_PARAM_RESEED_COUNTER, &c)
-                    || EVP_RAND_get_state(ctx) != EVP_RAND_STATE_READY)
+                || EVP_RAND_get_state(ctx) != EVP_RAND_STATE_READY)
                 job->failures++;
         }
     }
@@ -147,13 +147,15 @@ static size_t run_threads(enum mode mode, EVP_RAND_CTX *shared,
     }
     TU_OK(started == NTHREADS, "%s: %d of %d threads started", what, started,
           NTHREADS);
-    TU_OK(setup == NTHREADS, "%s: %d of %d threads had a seeded context",
-          what, setup, NTHREADS);
+    TU_OK(setup == NTHREADS, "%s: %d of %d threads had a seeded context", what,
+          setup, NTHREADS);
     TU_OK(failures == 0, "%s: %zu failed calls in %d x %d", what, failures,
           NTHREADS, NCALLS);
     rep = tu_count_repeats(recs, nrec);
-    TU_OK(rep == 0, "%s: %zu outputs distinct by their first %d bytes "
-          "(%zu repeats)", what, nrec, REC, rep);
+    TU_OK(rep == 0,
+          "%s: %zu outputs distinct by their first %d bytes "
+          "(%zu repeats)",
+          what, nrec, REC, rep);
     free(recs);
     return reseeds;
 }
@@ -174,7 +176,8 @@ static void test_shared(void)
         /* each locked reseed counts once: none lost, none extra */
         TU_OK(ok && reseeds > 0 && after - before == reseeds,
               "shared: reseed_counter moved by the %zu explicit reseeds "
-              "(%u -> %u)", reseeds, before, after);
+              "(%u -> %u)",
+              reseeds, before, after);
     }
     EVP_RAND_CTX_free(ctx);
 }

@@ -55,10 +55,10 @@
 #include "testutil.h"
 
 #define RACE_THREADS 64
-#define RACE_ROUNDS 200    /* per kernel */
-#define MANY_CTX 64        /* library contexts alive at once */
-#define MANY_THREADS 2     /* threads drawing from all of them */
-#define LOOP_CTX 1500      /* contexts made and freed in turn (> 1024 keys) */
+#define RACE_ROUNDS 200 /* per kernel */
+#define MANY_CTX 64     /* library contexts alive at once */
+#define MANY_THREADS 2  /* threads drawing from all of them */
+#define LOOP_CTX 1500   /* contexts made and freed in turn (> 1024 keys) */
 /* memcheck runs threads one at a time, some 50 times slower: fewer there */
 #define VG_RACE_ROUNDS 4
 #define VG_LOOP_CTX 64
@@ -91,8 +91,8 @@ static const struct route routes[] = {
 static int route_available(const struct route *r)
 {
 #if OPENSSL_VERSION_NUMBER >= 0x30500000L
-    return !r->via_rand
-           || OPENSSL_version_major() > 3 || OPENSSL_version_minor() >= 5;
+    return !r->via_rand || OPENSSL_version_major() > 3
+           || OPENSSL_version_minor() >= 5;
 #else
     return !r->via_rand;
 #endif
@@ -129,7 +129,7 @@ static int inst_open(struct inst *in, int via_rand)
 #endif
     return 1;
 
- fail:
+fail:
     tu_err_print();
     if (in->p != NULL)
         OSSL_PROVIDER_unload(in->p);
@@ -166,11 +166,12 @@ struct modinfo {
 static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
     struct modinfo *mi = arg;
-    const ElfW(Dyn) *dyn;
+    const ElfW(Dyn) * dyn;
     int i;
 
     (void)size;
-    if (info->dlpi_name == NULL || strstr(info->dlpi_name, "chacharng.so") == NULL)
+    if (info->dlpi_name == NULL
+        || strstr(info->dlpi_name, "chacharng.so") == NULL)
         return 0;
     mi->mapped = 1;
     mi->base = info->dlpi_addr;
@@ -343,7 +344,8 @@ static void test_race(const struct route *route)
         if (!mappings_clean(1, &total, &live, &dirty)) {
             if (bad_rounds++ == 0)
                 tu_diag("round %u: %zu state mappings, %zu still mapped, "
-                        "%zu unmapped unwiped", round, total, live, dirty);
+                        "%zu unmapped unwiped",
+                        round, total, live, dirty);
         }
         maps += total;
     }
@@ -481,7 +483,8 @@ static void test_reload(const struct route *route)
     TU_OK(ok && clean,
           "reload (%s): unload while a thread that drew lives: its "
           "generators and ours wiped and unmapped (%zu mapped, %zu live, "
-          "%zu unwiped)", route->name, total, live, dirty);
+          "%zu unwiped)",
+          route->name, total, live, dirty);
 
     /* two instances at once; the same thread draws from both */
     ok = inst_open(&b, route->via_rand) && inst_open(&c, route->via_rand);
@@ -492,8 +495,9 @@ static void test_reload(const struct route *route)
     for (i = 0; ok && i < 4; i++)
         ok = inst_draw(i & 1 ? &c : &b, i >> 1, buf, sizeof(buf))
              && tu_recs_add(&all, buf, sizeof(buf));
-    TU_OK(ok, "reload (%s): two new library contexts; the surviving "
-              "thread gets fresh generators in each (%zu live mappings)",
+    TU_OK(ok,
+          "reload (%s): two new library contexts; the surviving "
+          "thread gets fresh generators in each (%zu live mappings)",
           route->name, mappings_live());
     if (!ok)
         tu_err_print();
@@ -515,7 +519,8 @@ static void test_reload(const struct route *route)
           route->name, total, live, dirty);
     TU_OK(ok && tu_recs_distinct(&all, "outputs"),
           "reload (%s): no 16-byte block repeats across %zu from every "
-          "instance, thread and child", route->name, all.n);
+          "instance, thread and child",
+          route->name, all.n);
     tu_recs_free(&all);
     tu_recs_free(&s.recs);
     pthread_cond_destroy(&s.cv);
@@ -578,7 +583,8 @@ static void test_many(const struct route *route)
     }
     TU_OK(opened == MANY_CTX && drawn == MANY_CTX,
           "many contexts (%s): %d library contexts at once, each served "
-          "(%d served)", route->name, MANY_CTX, drawn);
+          "(%d served)",
+          route->name, MANY_CTX, drawn);
     memset(jobs, 0, sizeof(jobs));
     for (i = 0; i < MANY_THREADS; i++) {
         jobs[i].ins = ins;
@@ -589,23 +595,22 @@ static void test_many(const struct route *route)
     }
     for (i = 0; i < started; i++) {
         pthread_join(th[i], NULL);
-        ok = ok && jobs[i].ok && tu_recs_add(&all, jobs[i].recs.p,
-                                          jobs[i].recs.n * REC);
+        ok = ok && jobs[i].ok
+             && tu_recs_add(&all, jobs[i].recs.p, jobs[i].recs.n * REC);
         tu_recs_free(&jobs[i].recs);
     }
-    TU_OK(started == MANY_THREADS && ok
-              && tu_recs_distinct(&all, "outputs"),
+    TU_OK(started == MANY_THREADS && ok && tu_recs_distinct(&all, "outputs"),
           "many contexts (%s): %d threads draw from all %d, then exit; no "
-          "block repeats among %zu", route->name, MANY_THREADS, opened,
-          all.n);
+          "block repeats among %zu",
+          route->name, MANY_THREADS, opened, all.n);
     for (i = 0; i < opened; i++)
         inst_close(&ins[i]);
-    ok = mappings_clean(MIN_MAPS(MANY_CTX * (1 + MANY_THREADS)), &total,
-                        &live, &dirty);
+    ok = mappings_clean(MIN_MAPS(MANY_CTX * (1 + MANY_THREADS)), &total, &live,
+                        &dirty);
     TU_OK(ok,
           "many contexts (%s): all freed, every generator wiped and "
-          "unmapped (%zu mapped, %zu live, %zu unwiped)", route->name,
-          total, live, dirty);
+          "unmapped (%zu mapped, %zu live, %zu unwiped)",
+          route->name, total, live, dirty);
     tu_recs_free(&all);
     free(ins);
 }
@@ -663,7 +668,8 @@ static void test_loop(const struct route *route)
     TU_OK(served == count && bad == 0,
           "contexts in a loop (%s): %d made, used from two threads and "
           "freed in turn; all served, nothing left mapped or unwiped "
-          "(%d served, %lu bad)", route->name, count, served, bad);
+          "(%d served, %lu bad)",
+          route->name, count, served, bad);
 }
 
 /* ------------------------------------------------------------------------
@@ -683,8 +689,7 @@ static void test_no_keys(void)
     unsigned char buf[32];
     int n = 0, n_taken, failed, said, served;
 
-    if (!tu_ok(keys != NULL && inst_open(&in, 0),
-               "no keys: chacharng loads")) {
+    if (!tu_ok(keys != NULL && inst_open(&in, 0), "no keys: chacharng loads")) {
         free(keys);
         return;
     }
@@ -700,8 +705,8 @@ static void test_no_keys(void)
     served = inst_draw(&in, 0, buf, sizeof(buf));
     TU_OK(failed && said,
           "no keys: with every pthread key taken, random_bytes fails with "
-          "an error saying so (failed %d, said %d, %d keys taken)", failed,
-          said, n_taken);
+          "an error saying so (failed %d, said %d, %d keys taken)",
+          failed, said, n_taken);
     TU_OK(served, "no keys: a key free again, random_bytes is served");
     if (!served)
         tu_err_print();

@@ -177,8 +177,8 @@ static EVP_RAND_CTX *test_parent(void)
 
     memcpy(copy, seed, sizeof(seed));
     p[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
-    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY,
-                                             copy, sizeof(copy));
+    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY, copy,
+                                             sizeof(copy));
     p[2] = OSSL_PARAM_construct_end();
     if (t == NULL || !EVP_RAND_CTX_set_params(t, p)
         || !EVP_RAND_instantiate(t, 0, 0, NULL, 0, NULL)) {
@@ -279,7 +279,7 @@ static void test_state_page(void)
     ok = all_gone_zero(from, 1, &n);
     tu_ok(ok, "free: all %zu mappings the context made are all zero", n);
 
- end:
+end:
     EVP_RAND_CTX_free(ctx);
 }
 
@@ -300,8 +300,7 @@ static void test_fork_child_sees_zero(void)
     ctx = EVP_RAND_CTX_new(env.rand, NULL);
     page = ctx != NULL ? new_state_page(from) : NULL;
     release_pool();
-    if (!tu_ok(page != NULL
-                   && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL)
+    if (!tu_ok(page != NULL && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL)
                    && EVP_RAND_generate(ctx, out1, 10, 256, 0, NULL, 0),
                "seeded context for the fork check")) {
         EVP_RAND_CTX_free(ctx);
@@ -367,9 +366,8 @@ static OSSL_provider_init_fn *real_init;
 static chacharng_random_bytes_fn *random_bytes;
 static void *rb_provctx;
 
-static int capture_init(const OSSL_CORE_HANDLE *handle,
-                        const OSSL_DISPATCH *in, const OSSL_DISPATCH **out,
-                        void **provctx)
+static int capture_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
+                        const OSSL_DISPATCH **out, void **provctx)
 {
     const OSSL_DISPATCH *d;
 
@@ -396,7 +394,8 @@ static void *thread_random_bytes(void *arg)
     job->ok = 1;
     for (k = 0; k < 4; k++)
         job->ok &= random_bytes(rb_provctx, job->which, out2 + 1000 * k,
-                                k == 3 ? 2500 : 100, 256) == 1;
+                                k == 3 ? 2500 : 100, 256)
+                   == 1;
     /* the bytes just handed out are nowhere in the module's pages */
     n = ip_mappings(&m);
     for (i = 0; i < n; i++)
@@ -418,9 +417,9 @@ static void test_thread_exit_random_bytes(void)
 
     snprintf(path, sizeof(path), "%s/chacharng.so", dir != NULL ? dir : ".");
     h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    real_init = h != NULL ? (OSSL_provider_init_fn *)dlsym(
-                                h, "OSSL_provider_init")
-                          : NULL;
+    real_init = h != NULL
+                    ? (OSSL_provider_init_fn *)dlsym(h, "OSSL_provider_init")
+                    : NULL;
     if (lc != NULL && real_init != NULL
         && OSSL_PROVIDER_add_builtin(lc, "chacharng", capture_init))
         p = OSSL_PROVIDER_load(lc, "chacharng");
@@ -456,7 +455,7 @@ static void test_thread_exit_random_bytes(void)
     }
     test_dead_stack_random_bytes();
 
- end:
+end:
     if (p != NULL)
         OSSL_PROVIDER_unload(p);
     OSSL_LIB_CTX_free(lc);
@@ -567,10 +566,9 @@ static void dead_stack_op(struct chacha_drbg_secret *s, const char *what)
     after = ss_hits(snap.after, &needles, &where, &found);
     if (after != 0)
         tu_diag("%s: %zu secret words among %zu written, first %08x at %zu "
-                "bytes below the caller", what, after,
-                ss_written(snap.after), (unsigned)found, where);
-    tu_ok(memcmp(st, s->state, sizeof(st)) == 0 && before == 0
-              && after == 0,
+                "bytes below the caller",
+                what, after, ss_written(snap.after), (unsigned)found, where);
+    tu_ok(memcmp(st, s->state, sizeof(st)) == 0 && before == 0 && after == 0,
           "%s leaves no key, nonce, final-round or keystream word in dead "
           "stack (%zu needles, %zu words written)",
           what, needles.n, ss_written(snap.after));
@@ -650,7 +648,7 @@ static void test_dead_stack(void)
     dead_stack_op(s, "generate with prediction resistance (reseed, refill)");
     evp_op.pred_res = 0;
 
- end:
+end:
     EVP_RAND_CTX_free(ctx);
     EVP_RAND_CTX_free(t);
 }

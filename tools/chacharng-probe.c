@@ -26,8 +26,8 @@
 static void print_drbg(const char *label, EVP_RAND_CTX *ctx)
 {
     const EVP_RAND *rand = ctx != NULL ? EVP_RAND_CTX_get0_rand(ctx) : NULL;
-    const OSSL_PROVIDER *prov = rand != NULL ? EVP_RAND_get0_provider(rand)
-                                             : NULL;
+    const OSSL_PROVIDER *prov =
+        rand != NULL ? EVP_RAND_get0_provider(rand) : NULL;
 
     printf("%s %s %s\n", label, rand != NULL ? EVP_RAND_get0_name(rand) : "-",
            prov != NULL ? OSSL_PROVIDER_get0_name(prov) : "-");
@@ -38,8 +38,9 @@ int main(int argc, char **argv)
     unsigned char buf[32];
     int private, ok;
 
-    if (argc != 2 || (strcmp(argv[1], "public") != 0
-                      && strcmp(argv[1], "private") != 0)) {
+    if (argc != 2
+        || (strcmp(argv[1], "public") != 0
+            && strcmp(argv[1], "private") != 0)) {
         fprintf(stderr, "usage: chacharng-probe public|private\n");
         return 2;
     }

@@ -121,13 +121,14 @@ int main(int argc, char **argv)
 
     libctx = OSSL_LIB_CTX_new();
     prov = libctx != NULL ? OSSL_PROVIDER_load(libctx, "chacharng") : NULL;
-    rand = prov != NULL ? EVP_RAND_fetch(libctx, "CHACHA20-DRBG",
-                                         "provider=chacharng")
-                        : NULL;
+    rand = prov != NULL
+               ? EVP_RAND_fetch(libctx, "CHACHA20-DRBG", "provider=chacharng")
+               : NULL;
     ctx = rand != NULL ? EVP_RAND_CTX_new(rand, NULL) : NULL;
     if (ctx == NULL) {
-        fprintf(stderr, "rawout: cannot load CHACHA20-DRBG "
-                        "(OPENSSL_MODULES=%s)\n",
+        fprintf(stderr,
+                "rawout: cannot load CHACHA20-DRBG "
+                "(OPENSSL_MODULES=%s)\n",
                 getenv("OPENSSL_MODULES") ? getenv("OPENSSL_MODULES") : "");
         goto end;
     }
@@ -177,7 +178,7 @@ int main(int argc, char **argv)
     }
     ret = 0;
 
- end:
+end:
     if (ret != 0)
         ERR_print_errors_fp(stderr);
     EVP_RAND_CTX_free(ctx);

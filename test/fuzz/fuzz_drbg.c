@@ -69,8 +69,7 @@ OSSL_provider_init_fn OSSL_provider_init;
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \
         if (!(cond)) {                                                         \
-            fprintf(stderr, "invariant broken (%s:%d): ", __FILE__,           \
-                    __LINE__);                                                 \
+            fprintf(stderr, "invariant broken (%s:%d): ", __FILE__, __LINE__); \
             fprintf(stderr, __VA_ARGS__);                                      \
             fprintf(stderr, "\n");                                             \
             ERR_print_errors_fp(stderr);                                       \
@@ -123,7 +122,6 @@ static size_t take(struct rd *r, uint8_t *out, size_t max)
 /* ---------------------------------------------------------------------- */
 /* Library contexts                                                       */
 /* ---------------------------------------------------------------------- */
-
 
 static struct pu_env libs[2]; /* [0]: core upcall, [1]: getrandom only */
 static const char *default_impl;
@@ -229,7 +227,7 @@ enum kind { CHACHA, TEST };
 struct rec {
     EVP_RAND_CTX *ctx;
     enum kind kind;
-    int alive;  /* we still hold a reference and may call it */
+    int alive; /* we still hold a reference and may call it */
     int lib;
     int parent; /* record index or -1 */
     int state;
@@ -389,13 +387,11 @@ static void sync_states(int target)
     }
 }
 
-static void check_output(struct rec *r, int idx, const uint8_t *out,
-                         size_t len)
+static void check_output(struct rec *r, int idx, const uint8_t *out, size_t len)
 {
-    static const uint8_t fill[CHUNK] = {
-        FILL, FILL, FILL, FILL, FILL, FILL, FILL, FILL,
-        FILL, FILL, FILL, FILL, FILL, FILL, FILL, FILL
-    };
+    static const uint8_t fill[CHUNK] = { FILL, FILL, FILL, FILL, FILL, FILL,
+                                         FILL, FILL, FILL, FILL, FILL, FILL,
+                                         FILL, FILL, FILL, FILL };
     static const uint8_t zero[CHUNK];
     uint64_t tag;
     size_t i;
@@ -403,14 +399,12 @@ static void check_output(struct rec *r, int idx, const uint8_t *out,
     for (i = 0; i + CHUNK <= len; i += CHUNK)
         CHECK(memcmp(out + i, fill, CHUNK) != 0
                   && memcmp(out + i, zero, CHUNK) != 0,
-              "generate(%zu) succeeded but left bytes %zu.. unwritten", len,
-              i);
+              "generate(%zu) succeeded but left bytes %zu.. unwritten", len, i);
     if (len < CHUNK)
         return;
-    tag = deterministic(r) ? (run_id << 24 | (uint64_t)idx << 16 | r->epoch)
-                           : 1;
-    CHECK(!seen_before(tag, out), "output repeated (start of %zu bytes)",
-          len);
+    tag =
+        deterministic(r) ? (run_id << 24 | (uint64_t)idx << 16 | r->epoch) : 1;
+    CHECK(!seen_before(tag, out), "output repeated (start of %zu bytes)", len);
     if (len >= 2 * CHUNK)
         CHECK(!seen_before(tag, out + len - CHUNK),
               "output repeated (end of %zu bytes)", len);
@@ -500,8 +494,8 @@ static int model_impl(const OSSL_PARAM *p, char *name, size_t namelen)
 static void make_param(struct rd *in, OSSL_PARAM *p, struct param_store *st,
                        int i, struct settings *want, int *valid)
 {
-    static const char *names[] = { "generic", "sse2", "avx2", "avx512",
-                                   "neon", "bogus", "", "GENERIC" };
+    static const char *names[] = { "generic", "sse2",  "avx2", "avx512",
+                                   "neon",    "bogus", "",     "GENERIC" };
     unsigned int key = u8(in) % 4, type = u8(in) % 6, shape = u8(in);
     uint64_t raw = u32(in) | (uint64_t)(u8(in) & 3) << 32;
     int sign = u8(in) & 1;
@@ -611,8 +605,8 @@ static void make_param(struct rd *in, OSSL_PARAM *p, struct param_store *st,
     if (key == 0) {
         unsigned int v;
 
-        *valid = p->data != NULL && p->data_size != 0
-                 && OSSL_PARAM_get_uint(p, &v);
+        *valid =
+            p->data != NULL && p->data_size != 0 && OSSL_PARAM_get_uint(p, &v);
         if (*valid)
             want->requests = v;
     } else if (key == 1) {
@@ -690,9 +684,8 @@ static void check_settings(struct rec *r)
     CHECK(EVP_RAND_CTX_get_params(r->ctx, p), "get params");
     CHECK(req == r->requests && ival == r->interval
               && strcmp(impl, r->impl) == 0,
-          "params read back %u/%lld/%s, model %u/%lld/%s", req,
-          (long long)ival, impl, r->requests, (long long)r->interval,
-          r->impl);
+          "params read back %u/%lld/%s, model %u/%lld/%s", req, (long long)ival,
+          impl, r->requests, (long long)r->interval, r->impl);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -701,14 +694,21 @@ static void check_settings(struct rec *r)
 
 /* The gettable keys, then unknown ones that are near misses. */
 static const char *const get_keys[] = {
-    OSSL_RAND_PARAM_STATE,           OSSL_RAND_PARAM_STRENGTH,
-    OSSL_RAND_PARAM_MAX_REQUEST,     OSSL_DRBG_PARAM_RESEED_REQUESTS,
+    OSSL_RAND_PARAM_STATE,
+    OSSL_RAND_PARAM_STRENGTH,
+    OSSL_RAND_PARAM_MAX_REQUEST,
+    OSSL_DRBG_PARAM_RESEED_REQUESTS,
     OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL,
-    OSSL_DRBG_PARAM_RESEED_COUNTER,  OSSL_DRBG_PARAM_RESEED_TIME,
-    OSSL_DRBG_PARAM_MAX_PERSLEN,     OSSL_DRBG_PARAM_MAX_ADINLEN,
-    "impl",                          "max_requesT",
-    "max_reques",                    "max_request_",
-    "strengtH",                      "no-such-key",
+    OSSL_DRBG_PARAM_RESEED_COUNTER,
+    OSSL_DRBG_PARAM_RESEED_TIME,
+    OSSL_DRBG_PARAM_MAX_PERSLEN,
+    OSSL_DRBG_PARAM_MAX_ADINLEN,
+    "impl",
+    "max_requesT",
+    "max_reques",
+    "max_request_",
+    "strengtH",
+    "no-such-key",
 };
 #define N_GET_KEYS (sizeof(get_keys) / sizeof(get_keys[0]))
 #define KEY_IMPL 9
@@ -722,11 +722,11 @@ static const char *const get_keys[] = {
 static char key_bufs[MAX_PARAMS][24];
 
 struct ask {
-    unsigned int key;   /* index into get_keys */
+    unsigned int key; /* index into get_keys */
     unsigned int shape;
     unsigned char buf[ASK_BYTES]; /* the data, then FILL to the end */
     char *ptr;
-    int predict;        /* 1 must succeed, 0 must fail, -1 cannot tell */
+    int predict; /* 1 must succeed, 0 must fail, -1 cannot tell */
 };
 
 /* 1 if |v| (>= 0) fits |size| bytes, signed or not. */
@@ -745,12 +745,12 @@ static void make_ask(struct ask *a, OSSL_PARAM *p, char *key, int64_t v,
         unsigned int type;
         size_t size;
     } shapes[] = {
-        { OSSL_PARAM_UNSIGNED_INTEGER, 8 }, { OSSL_PARAM_UNSIGNED_INTEGER, 1 },
-        { OSSL_PARAM_UNSIGNED_INTEGER, 2 }, { OSSL_PARAM_INTEGER, 4 },
-        { OSSL_PARAM_UNSIGNED_INTEGER, 4 }, { OSSL_PARAM_INTEGER, 16 },
+        { OSSL_PARAM_UNSIGNED_INTEGER, 8 },  { OSSL_PARAM_UNSIGNED_INTEGER, 1 },
+        { OSSL_PARAM_UNSIGNED_INTEGER, 2 },  { OSSL_PARAM_INTEGER, 4 },
+        { OSSL_PARAM_UNSIGNED_INTEGER, 4 },  { OSSL_PARAM_INTEGER, 16 },
         { OSSL_PARAM_REAL, sizeof(double) }, { OSSL_PARAM_UTF8_STRING, 0 },
-        { OSSL_PARAM_UTF8_PTR, 0 },         { OSSL_PARAM_OCTET_STRING, 8 },
-        { OSSL_PARAM_UNSIGNED_INTEGER, 0 }, { OSSL_PARAM_UTF8_STRING, 0 },
+        { OSSL_PARAM_UTF8_PTR, 0 },          { OSSL_PARAM_OCTET_STRING, 8 },
+        { OSSL_PARAM_UNSIGNED_INTEGER, 0 },  { OSSL_PARAM_UTF8_STRING, 0 },
     };
     unsigned int s = a->shape % (sizeof(shapes) / sizeof(shapes[0]));
     int number = a->key < KEY_IMPL, is_int;
@@ -776,9 +776,9 @@ static void make_ask(struct ask *a, OSSL_PARAM *p, char *key, int64_t v,
     if (a->key >= FIRST_UNKNOWN_KEY)
         a->predict = 1;
     else if (number && is_int)
-        a->predict = p->data == NULL
-                     || fits(v, p->data_size,
-                             p->data_type == OSSL_PARAM_INTEGER);
+        a->predict =
+            p->data == NULL
+            || fits(v, p->data_size, p->data_type == OSSL_PARAM_INTEGER);
     else if (number)
         a->predict = p->data_type == OSSL_PARAM_REAL ? -1 : 0;
     else if (p->data_type == OSSL_PARAM_UTF8_PTR)
@@ -820,8 +820,8 @@ static void check_ask(const struct ask *a, const OSSL_PARAM *p, int r_ok,
     }
     if (a->key < KEY_IMPL) {
         CHECK(OSSL_PARAM_get_int64(p, &got) && got == v,
-              "%s answered %lld, want %lld", get_keys[a->key],
-              (long long)got, (long long)v);
+              "%s answered %lld, want %lld", get_keys[a->key], (long long)got,
+              (long long)v);
     } else if (p->data_type == OSSL_PARAM_UTF8_PTR) {
         CHECK(a->ptr != NULL && strcmp(a->ptr, name) == 0,
               "impl answered as a pointer to %s, want %s",
@@ -829,8 +829,7 @@ static void check_ask(const struct ask *a, const OSSL_PARAM *p, int r_ok,
     } else {
         CHECK(memcmp(a->buf, name, strlen(name) + 1) == 0
                   && p->return_size == strlen(name),
-              "impl answered %.*s, want %s", (int)p->data_size, a->buf,
-              name);
+              "impl answered %.*s, want %s", (int)p->data_size, a->buf, name);
     }
 }
 
@@ -852,8 +851,8 @@ static void ask_params(struct rd *in, struct rec *r, unsigned int counter,
         struct ask *a = &asks[i];
         int j;
         const int64_t values[KEY_IMPL] = {
-            r->state, 256, MAX_REQUEST, r->requests, r->interval, counter,
-            rtime, INPUT_LIMIT, INPUT_LIMIT
+            r->state, 256,   MAX_REQUEST, r->requests, r->interval,
+            counter,  rtime, INPUT_LIMIT, INPUT_LIMIT
         };
 
         a->key = u8(in) % N_GET_KEYS;
@@ -872,8 +871,8 @@ static void ask_params(struct rd *in, struct rec *r, unsigned int counter,
     p[n] = OSSL_PARAM_construct_end();
     ERR_clear_error();
     r_ok = EVP_RAND_CTX_get_params(r->ctx, p);
-    CHECK(want < 0 || r_ok == want, "get of %d params returned %d, want %d",
-          n, r_ok, want);
+    CHECK(want < 0 || r_ok == want, "get of %d params returned %d, want %d", n,
+          r_ok, want);
     CHECK(r_ok || ERR_peek_error() != 0, "get failed without an error");
     for (i = 0; i < n; i++)
         check_ask(&asks[i], &p[i], r_ok, n == 1, vals[i], r->impl);
@@ -928,8 +927,9 @@ static int pick(struct rd *in, int want_kind)
 
 static unsigned int pick_strength(struct rd *in)
 {
-    static const unsigned int common[] = { 256, 256, 256, 0, 128, 255, 257,
-                                           512 };
+    static const unsigned int common[] = {
+        256, 256, 256, 0, 128, 255, 257, 512
+    };
     unsigned int c = u8(in);
 
     return c < 240 ? common[c % 8] : u32(in);
@@ -974,8 +974,8 @@ static void op_new_test(struct rd *in)
     r->ctx = EVP_RAND_CTX_new(libs[r->lib].test_rand, NULL);
     CHECK(r->ctx != NULL, "TEST-RAND new");
     p[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
-    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY,
-                                             seed, len);
+    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY, seed,
+                                             len);
     p[2] = OSSL_PARAM_construct_end();
     CHECK(EVP_RAND_CTX_set_params(r->ctx, p)
               && EVP_RAND_instantiate(r->ctx, 0, 0, NULL, 0, NULL),
@@ -999,8 +999,8 @@ static void op_test_seed(struct rd *in)
         return;
     r = &recs[idx];
     p[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
-    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY,
-                                             seed, len);
+    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY, seed,
+                                             len);
     p[2] = OSSL_PARAM_construct_end();
     CHECK(EVP_RAND_CTX_set_params(r->ctx, p), "TEST-RAND set");
     r->test_len = len;
@@ -1088,7 +1088,8 @@ static void op_instantiate(struct rd *in)
     if (must_fail) {
         CHECK(!r_ok && ERR_peek_error() != 0,
               "instantiate(state %d, strength %u, perslen %zu) did not fail "
-              "cleanly", before, strength, plen);
+              "cleanly",
+              before, strength, plen);
         CHECK(get_state(r) == before, "failed instantiate changed state");
     } else {
         check_expect(r_ok, src(r, 1, pred), "instantiate");
@@ -1119,8 +1120,9 @@ static size_t pick_out_len(struct rd *in)
     case 2:
         return u16(in) % 3000;
     case 3: {
-        static const size_t edges[] = { 959, 960, 961, 1023, 1024, 1025,
-                                        MAX_REQUEST, MAX_REQUEST + 1 };
+        static const size_t edges[] = {
+            959, 960, 961, 1023, 1024, 1025, MAX_REQUEST, MAX_REQUEST + 1
+        };
         return edges[(c >> 3) % 8];
     }
     case 4:
@@ -1167,7 +1169,8 @@ static void op_generate(struct rd *in)
     if (must_fail) {
         CHECK(!r_ok && ERR_peek_error() != 0,
               "generate(state %d, strength %u, adinlen %zu) did not fail "
-              "cleanly", before, strength, alen);
+              "cleanly",
+              before, strength, alen);
         CHECK(untouched, "a refused generate wrote output");
         CHECK(get_state(r) == before, "a refused generate changed state");
         sync_states(idx);
@@ -1247,8 +1250,10 @@ static void op_uninstantiate(struct rd *in)
     r = &recs[idx];
     CHECK(EVP_RAND_uninstantiate(r->ctx), "uninstantiate failed");
     r->state = get_state(r);
-    CHECK(r->state == EVP_RAND_STATE_UNINITIALISED, "state %d after "
-          "uninstantiate", r->state);
+    CHECK(r->state == EVP_RAND_STATE_UNINITIALISED,
+          "state %d after "
+          "uninstantiate",
+          r->state);
     CHECK(EVP_RAND_verify_zeroization(r->ctx) == 1,
           "not zeroized after uninstantiate");
     r->epoch++;
@@ -1308,8 +1313,7 @@ static void op_get_params(struct rd *in)
     p[0] = OSSL_PARAM_construct_int(OSSL_RAND_PARAM_STATE, &state);
     p[1] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
     p[2] = OSSL_PARAM_construct_size_t(OSSL_RAND_PARAM_MAX_REQUEST, &maxreq);
-    p[3] = OSSL_PARAM_construct_uint(OSSL_DRBG_PARAM_RESEED_COUNTER,
-                                     &counter);
+    p[3] = OSSL_PARAM_construct_uint(OSSL_DRBG_PARAM_RESEED_COUNTER, &counter);
     p[4] = OSSL_PARAM_construct_size_t(OSSL_DRBG_PARAM_MAX_PERSLEN, &maxpers);
     p[5] = OSSL_PARAM_construct_size_t(OSSL_DRBG_PARAM_MAX_ADINLEN, &maxadin);
     p[6] = OSSL_PARAM_construct_time_t(OSSL_DRBG_PARAM_RESEED_TIME, &rtime);
@@ -1319,8 +1323,8 @@ static void op_get_params(struct rd *in)
               && maxpers == INPUT_LIMIT && maxadin == INPUT_LIMIT
               && counter >= r->counter,
           "params: state %d (model %d) strength %u max_request %zu "
-          "counter %u (was %u)", state, r->state, strength, maxreq, counter,
-          r->counter);
+          "counter %u (was %u)",
+          state, r->state, strength, maxreq, counter, r->counter);
     r->counter = counter;
     ask_params(in, r, counter, rtime);
 }

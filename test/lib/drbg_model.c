@@ -26,8 +26,7 @@ void model_free(struct model *m)
     OPENSSL_cleanse(m, sizeof(*m));
 }
 
-void model_ks(struct model *m, uint32_t ctr, unsigned char *out,
-              size_t len)
+void model_ks(struct model *m, uint32_t ctr, unsigned char *out, size_t len)
 {
     unsigned char iv[16];
     size_t done, piece;
@@ -63,8 +62,7 @@ static void model_set_kn(struct model *m, unsigned char *x)
     OPENSSL_cleanse(x, MODEL_BLOCK_LEN);
 }
 
-static void model_absorb(struct model *m, const unsigned char *data,
-                         size_t len)
+static void model_absorb(struct model *m, const unsigned char *data, size_t len)
 {
     unsigned char x[MODEL_BLOCK_LEN];
     size_t off, n, i;
@@ -125,9 +123,8 @@ static void model_serve(struct model *m, unsigned char *out, size_t n)
     model_take(m, out, r);
 }
 
-void model_reseed(struct model *m, const unsigned char *ent,
-                  size_t entlen, const unsigned char *adin,
-                  size_t adinlen)
+void model_reseed(struct model *m, const unsigned char *ent, size_t entlen,
+                  const unsigned char *adin, size_t adinlen)
 {
     size_t len = entlen + MODEL_SEED_LEN + adinlen;
     unsigned char *cat = tu_xmalloc(len);
@@ -166,9 +163,9 @@ void model_instantiate(struct model *m, const unsigned char *pers,
     m->seeds++;
 }
 
-void model_provider_generate(struct model *m, unsigned char *out,
-                             size_t n, int pred_res,
-                             const unsigned char *adin, size_t adinlen)
+void model_provider_generate(struct model *m, unsigned char *out, size_t n,
+                             int pred_res, const unsigned char *adin,
+                             size_t adinlen)
 {
     int due = pred_res
               || (m->reseed_requests != 0 && m->calls >= m->reseed_requests)
@@ -184,8 +181,7 @@ void model_provider_generate(struct model *m, unsigned char *out,
 }
 
 void model_evp_generate(struct model *m, unsigned char *out, size_t n,
-                        int pred_res, const unsigned char *adin,
-                        size_t adinlen)
+                        int pred_res, const unsigned char *adin, size_t adinlen)
 {
     size_t chunk;
 
@@ -195,4 +191,3 @@ void model_evp_generate(struct model *m, unsigned char *out, size_t n,
         pred_res = 0;
     }
 }
-

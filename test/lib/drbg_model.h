@@ -66,9 +66,8 @@ void model_free(struct model *m);
 void model_ks(struct model *m, uint32_t ctr, unsigned char *out, size_t len);
 
 /* absorb(ent || E || adin) as one absorb; E is the parent's 48 bytes. */
-void model_reseed(struct model *m, const unsigned char *ent,
-                  size_t entlen, const unsigned char *adin,
-                  size_t adinlen);
+void model_reseed(struct model *m, const unsigned char *ent, size_t entlen,
+                  const unsigned char *adin, size_t adinlen);
 
 /* K = 0, N = 0, empty buffer, then absorb(E || pers). */
 void model_instantiate(struct model *m, const unsigned char *pers,
@@ -81,9 +80,9 @@ void model_instantiate(struct model *m, const unsigned char *pers,
  * hour by default) is never reached by a test run, and TEST-RAND has no
  * reseed_counter for a child to follow.
  */
-void model_provider_generate(struct model *m, unsigned char *out,
-                             size_t n, int pred_res,
-                             const unsigned char *adin, size_t adinlen);
+void model_provider_generate(struct model *m, unsigned char *out, size_t n,
+                             int pred_res, const unsigned char *adin,
+                             size_t adinlen);
 
 /*
  * EVP_RAND_generate as libcrypto's evp_rand_generate_locked() drives the

@@ -250,9 +250,8 @@ IP_EXPORT IP_NOSAN void *mmap(void *addr, size_t len, int prot, int flags,
     void *p;
 
     if (real == NULL)
-        real = __interceptor_mmap != NULL
-                   ? __interceptor_mmap
-                   : (mmap_fn *)dlsym(RTLD_NEXT, "mmap");
+        real = __interceptor_mmap != NULL ? __interceptor_mmap
+                                          : (mmap_fn *)dlsym(RTLD_NEXT, "mmap");
     if (!from_module(__builtin_return_address(0)))
         return real(addr, len, prot, flags, fd, off);
 
@@ -358,8 +357,8 @@ IP_EXPORT IP_NOSAN int madvise(void *addr, size_t len, int advice)
 /* __register_atfork                                                      */
 /* ---------------------------------------------------------------------- */
 
-typedef int register_atfork_fn(void (*)(void), void (*)(void),
-                               void (*)(void), void *);
+typedef int register_atfork_fn(void (*)(void), void (*)(void), void (*)(void),
+                               void *);
 
 /* glibc's own prototype lives in an internal header. */
 int __register_atfork(void (*prepare)(void), void (*parent)(void),
