@@ -10,7 +10,7 @@ set -eu
 
 build_pkgs=(build-essential autoconf autoconf-archive automake libtool
             pkg-config libssl-dev openssl)
-test_pkgs=(valgrind clang libclang-rt-14-dev shellcheck dieharder rng-tools5
+test_pkgs=(valgrind clang clang-format libclang-rt-14-dev shellcheck dieharder rng-tools5
            groff-base debootstrap qemu-user gcc-aarch64-linux-gnu
            libc6-dev-arm64-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross
            libssl-dev:arm64 llvm-19

@@ -207,6 +207,13 @@ if [ -z "$quick" ]; then
     fi
     rm -rf "$deb_dir"
 
+    # --- C style: every C file as .clang-format says (clang-format 14) ----
+    if command -v clang-format >/dev/null; then
+        check "make check-style (clang-format)" make check-style
+    else
+        skip "make check-style" "clang-format not installed"
+    fi
+
     # --- shell scripts -----------------------------------------------------
     if command -v shellcheck >/dev/null; then
         check "shellcheck" shellcheck .ci/run .ci/*.sh test/*.sh tools/*.sh debian/prerm debian/postrm
