@@ -10,7 +10,10 @@
  *
  * The decision does not depend on the ChaCha20 kernel, so this runs once,
  * not per kernel.  It needs OPENSSL_MODULES pointing at the built module
- * (make check sets it).
+ * (make check sets it).  Where programs of the build's architecture need
+ * an emulator (qemu-user without binfmt_misc: .ci/cross.sh), that command
+ * is given in CHACHARNG_TEST_EMULATOR, words separated by blanks, and the
+ * processes are run through it.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -33,6 +36,7 @@
 #include "testutil.h"
 
 #define TWO_THREAD_ROUNDS 100
+#define MAX_EMULATOR_WORDS 8
 
 static const char *self;   /* this program, to re-execute */
 
@@ -400,6 +404,38 @@ static const struct scenario *find(const char *name)
 }
 
 /*
+ * In a child: execute |prog| with |arg| (or none), through the emulator
+ * of CHACHARNG_TEST_EMULATOR if that is set.  Returns only on failure.
+ */
+static void exec_program(const char *prog, const char *arg)
+{
+    /* copies, as execv takes strings it could change */
+    static char words[512], progbuf[4096], argbuf[64];
+    char *argv[MAX_EMULATOR_WORDS + 3], *w;
+    const char *emulator = getenv("CHACHARNG_TEST_EMULATOR");
+    int n = 0;
+
+    if (emulator != NULL) {
+        snprintf(words, sizeof(words), "%s", emulator);
+        for (w = strtok(words, " \t"); w != NULL && n < MAX_EMULATOR_WORDS;
+             w = strtok(NULL, " \t"))
+            argv[n++] = w;
+    }
+    snprintf(progbuf, sizeof(progbuf), "%s", prog);
+    argv[n++] = progbuf;
+    if (arg != NULL) {
+        snprintf(argbuf, sizeof(argbuf), "%s", arg);
+        argv[n++] = argbuf;
+    }
+    argv[n] = NULL;
+    if (argv[0] != progbuf)
+        execvp(argv[0], argv); /* the emulator, found on PATH */
+    else
+        execv(progbuf, argv);
+    fprintf(stderr, "cannot execute %s: %s\n", argv[0], strerror(errno));
+}
+
+/*
  * Run |prog| with |arg| (or none), with CHACHARNG_DEBUG set and
  * CHACHARNG_LIBRARY_RNG set to |optout| or unset; its stderr goes into
  * |err| (NUL-terminated, cut at |errlen|).  Returns the exit status, or -1.
@@ -423,7 +459,7 @@ static int spawn(const char *prog, const char *arg, const char *optout,
             setenv("CHACHARNG_LIBRARY_RNG", optout, 1);
         else
             unsetenv("CHACHARNG_LIBRARY_RNG");
-        execl(prog, prog, arg, (char *)NULL);
+        exec_program(prog, arg);
         _exit(127);
     }
     close(fd[1]);
