@@ -27,10 +27,10 @@
 # The base chroots are $CHACHARNG_CHROOT_DIR/SUITE (default
 # /var/tmp/chacharng-chroots), shared with .ci/chroot-matrix.sh and made
 # the same way if missing; they are only ever copied (cp -a), never
-# changed.  Installing debhelper into the build copy uses the chroot's
-# own package lists and the network.  The package's own `make check` is
-# not rerun here (DEB_BUILD_OPTIONS=nocheck): the other stages run it
-# on every release.
+# changed.  Installing the Build-Depends (apt-get build-dep) into the
+# build copy uses the chroot's own package lists and the network.  The
+# package's own `make check` is not rerun here (DEB_BUILD_OPTIONS=nocheck):
+# the other stages run it on every release.
 set -u
 
 # ------------------------------------------------------------------------
@@ -260,7 +260,7 @@ run_suite() {
     test=$work/test
     : >"$out"
 
-    # --- build, in a copy with debhelper added
+    # --- build, in a copy with the Build-Depends of debian/control added
     echo "--- $suite: building the package"
     cp -a "$base" "$build" || return
     mkdir -p "$build/root/src"
@@ -268,10 +268,11 @@ run_suite() {
     # shellcheck disable=SC2016 # expanded inside the chroot
     if in_chroot "$build" '
         export DEBIAN_FRONTEND=noninteractive
-        apt-get install -y --no-install-recommends build-essential debhelper fakeroot \
+        cd /root/src/chacharng-* || exit 1
+        { apt-get install -y --no-install-recommends build-essential fakeroot &&
+            apt-get build-dep -y --no-install-recommends ./; } \
             >/root/apt.log 2>&1 || { tail -n 20 /root/apt.log; exit 1; }
-        cd /root/src/chacharng-* &&
-            DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b' \
+        DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b' \
         >"$results/$suite.build.log" 2>&1; then
         echo "PASS: dpkg-buildpackage -us -uc -b ($suite)" >>"$out"
     else

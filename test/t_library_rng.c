@@ -10,7 +10,10 @@
  *
  * The decision does not depend on the ChaCha20 kernel, so this runs once,
  * not per kernel.  It needs OPENSSL_MODULES pointing at the built module
- * (make check sets it).
+ * (make check sets it).  Where programs of the build's architecture need
+ * an emulator (qemu-user without binfmt_misc: .ci/cross.sh), that command
+ * is given in CHACHARNG_TEST_EMULATOR, words separated by blanks, and the
+ * processes are run through it.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -33,6 +36,7 @@
 #include "testutil.h"
 
 #define TWO_THREAD_ROUNDS 100
+#define MAX_EMULATOR_WORDS 8
 
 static const char *self; /* this program, to re-execute */
 
@@ -51,9 +55,31 @@ static void say(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/*
+ * The providers a scenario loaded, unloaded when it ends (newest first),
+ * as a well-behaved application does: a provider loaded and never
+ * unloaded is not freed when the process exits, and the leak checkers of
+ * the sanitizer and valgrind runs say so.
+ */
+static OSSL_PROVIDER *loaded[8];
+static size_t nloaded;
+
+static OSSL_PROVIDER *keep(OSSL_PROVIDER *p)
+{
+    if (p != NULL && nloaded < sizeof(loaded) / sizeof(loaded[0]))
+        loaded[nloaded++] = p;
+    return p;
+}
+
+static void unload_kept(void)
+{
+    while (nloaded > 0)
+        OSSL_PROVIDER_unload(loaded[--nloaded]);
+}
+
 static OSSL_PROVIDER *load(OSSL_LIB_CTX *lc, const char *name)
 {
-    OSSL_PROVIDER *p = OSSL_PROVIDER_load(lc, name);
+    OSSL_PROVIDER *p = keep(OSSL_PROVIDER_load(lc, name));
 
     if (p == NULL) {
         say("cannot load %s", name);
@@ -155,6 +181,8 @@ static int readme_example(int unload)
     EVP_RAND_CTX_free(ctx);
     if (unload)
         OSSL_PROVIDER_unload(prov);
+    else
+        keep(prov); /* until the scenario ends */
     if (!ok)
         say("the README example failed");
     return ok;
@@ -205,7 +233,7 @@ static int sc_implicit_default_first(void)
 
 static int sc_try_load_retain(void)
 {
-    return OSSL_PROVIDER_try_load(NULL, "chacharng", 1) != NULL
+    return keep(OSSL_PROVIDER_try_load(NULL, "chacharng", 1)) != NULL
            && library_drbg_is(NULL, CTR);
 }
 
@@ -238,6 +266,7 @@ static int sc_private_ctx(void)
              /* and the default context is untouched */
              && library_drbg_is(NULL, CTR);
 
+    unload_kept(); /* chacharng of |lc|, while |lc| is still there */
     OSSL_LIB_CTX_free(lc);
     return ok;
 }
@@ -270,18 +299,13 @@ static int childmaker_init(const OSSL_CORE_HANDLE *handle,
     return 1;
 }
 
+/* childmaker is unloaded first when the scenario ends, |child| with it */
 static int sc_child_ctx(void)
 {
-    OSSL_PROVIDER *cm;
-    int ok;
-
-    if (load(NULL, "chacharng") == NULL
-        || !OSSL_PROVIDER_add_builtin(NULL, "childmaker", childmaker_init)
-        || (cm = load(NULL, "childmaker")) == NULL)
-        return 0;
-    ok = explicit_fetch_works(child) && rand_fails(child);
-    OSSL_PROVIDER_unload(cm);
-    return ok;
+    return load(NULL, "chacharng") != NULL
+           && OSSL_PROVIDER_add_builtin(NULL, "childmaker", childmaker_init)
+           && load(NULL, "childmaker") != NULL && explicit_fetch_works(child)
+           && rand_fails(child);
 }
 
 struct racer {
@@ -387,6 +411,38 @@ static const struct scenario *find(const char *name)
 }
 
 /*
+ * In a child: execute |prog| with |arg| (or none), through the emulator
+ * of CHACHARNG_TEST_EMULATOR if that is set.  Returns only on failure.
+ */
+static void exec_program(const char *prog, const char *arg)
+{
+    /* copies, as execv takes strings it could change */
+    static char words[512], progbuf[4096], argbuf[64];
+    char *argv[MAX_EMULATOR_WORDS + 3], *w;
+    const char *emulator = getenv("CHACHARNG_TEST_EMULATOR");
+    int n = 0;
+
+    if (emulator != NULL) {
+        snprintf(words, sizeof(words), "%s", emulator);
+        for (w = strtok(words, " \t"); w != NULL && n < MAX_EMULATOR_WORDS;
+             w = strtok(NULL, " \t"))
+            argv[n++] = w;
+    }
+    snprintf(progbuf, sizeof(progbuf), "%s", prog);
+    argv[n++] = progbuf;
+    if (arg != NULL) {
+        snprintf(argbuf, sizeof(argbuf), "%s", arg);
+        argv[n++] = argbuf;
+    }
+    argv[n] = NULL;
+    if (argv[0] != progbuf)
+        execvp(argv[0], argv); /* the emulator, found on PATH */
+    else
+        execv(progbuf, argv);
+    fprintf(stderr, "cannot execute %s: %s\n", argv[0], strerror(errno));
+}
+
+/*
  * Run |prog| with |arg| (or none), with CHACHARNG_DEBUG set and
  * CHACHARNG_LIBRARY_RNG set to |optout| or unset; its stderr goes into
  * |err| (NUL-terminated, cut at |errlen|).  Returns the exit status, or -1.
@@ -410,7 +466,7 @@ static int spawn(const char *prog, const char *arg, const char *optout,
             setenv("CHACHARNG_LIBRARY_RNG", optout, 1);
         else
             unsetenv("CHACHARNG_LIBRARY_RNG");
-        execl(prog, prog, arg, (char *)NULL);
+        exec_program(prog, arg);
         _exit(127);
     }
     close(fd[1]);
@@ -521,12 +577,15 @@ int main(int argc, char **argv)
     self = argv[0];
     if (argc == 2) {
         const struct scenario *s = find(argv[1]);
+        int ok;
 
         if (s == NULL) {
             say("no scenario %s", argv[1]);
             return 2;
         }
-        return s->run() ? 0 : 1;
+        ok = s->run();
+        unload_kept();
+        return ok ? 0 : 1;
     }
     if (getenv("OPENSSL_MODULES") == NULL) {
         printf("1..0 # SKIP OPENSSL_MODULES is not set (run through make "

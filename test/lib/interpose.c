@@ -377,8 +377,10 @@ unsigned long ip_atfork_registered(void)
     return __atomic_load_n(&af_registered, __ATOMIC_SEQ_CST);
 }
 
-IP_EXPORT int __register_atfork(void (*prepare)(void), void (*parent)(void),
-                                void (*child)(void), void *dso_handle)
+/* ThreadSanitizer registers its own fork handlers while it starts up. */
+IP_EXPORT IP_NOSAN int __register_atfork(void (*prepare)(void),
+                                         void (*parent)(void),
+                                         void (*child)(void), void *dso_handle)
 {
     static register_atfork_fn *real;
     int mod = from_module(__builtin_return_address(0)), r;
