@@ -359,6 +359,8 @@ static void test_fork_child_reseed(enum chacha_fork_mode mode, const char *name)
         chacha_drbg_generate(d, got, sizeof(got), NULL, 0);
         chacha_drbg_instantiate(fresh, e, sizeof(e), NULL, 0);
         chacha_drbg_generate(fresh, want, sizeof(want), NULL, 0);
+        chacha_drbg_free(fresh);
+        chacha_drbg_free(d);
         _exit(memcmp(got, want, sizeof(got)) == 0 ? 0 : 1);
     }
     TU_OK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)

@@ -255,8 +255,10 @@ static int child_checks(struct chacha_drbg **own, size_t nown)
             rc = 1;
     for (i = 0; i < 40 && rc == 0; i++) {
         fresh[i] = seeded((uint8_t)(200 + i));
-        if (fresh[i] == NULL)
-            return 3;
+        if (fresh[i] == NULL) {
+            rc = 3;
+            break;
+        }
         for (j = 0; j < REG_MAX; j++)
             if (reg[j] != NULL && overlaps(reg[j], fresh[i]->s))
                 rc = 2;
@@ -264,6 +266,8 @@ static int child_checks(struct chacha_drbg **own, size_t nown)
             if (overlaps(fresh[j]->s, fresh[i]->s))
                 rc = 2;
     }
+    while (i-- > 0)
+        chacha_drbg_free(fresh[i]);
     return rc;
 }
 
@@ -289,6 +293,7 @@ static void *forker(void *arg)
 
         if (pid == 0) {
             alarm(20);
+            tu_child_of_threads();
             _exit(child_checks(own, 4));
         }
         if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)

@@ -58,6 +58,16 @@ void *tu_xmalloc(size_t n);
 
 size_t tu_min_size(size_t a, size_t b);
 
+/*
+ * In a fork child of a process that had other threads: what only those
+ * threads referenced (their stacks are not scanned in the child, since the
+ * threads do not exist there) is lost by the nature of fork, not leaked by
+ * the code under test.  Under memcheck this turns its leak check off for
+ * the rest of the child; errors of every other kind are still reported.
+ * Parents, and children of single-threaded parents, keep the leak check.
+ */
+void tu_child_of_threads(void);
+
 #define TU_OK(cond, ...) tu_ok(!!(cond), __VA_ARGS__)
 
 #endif
