@@ -90,7 +90,7 @@ run_stage() {
         # the C tests only: the shell tests run the system openssl
         # (make, not the shell, expands the list)
         # shellcheck disable=SC2016
-        (cd "$plain_dir" && timeout 1800 make check-valgrind \
+        (cd "$plain_dir" && timeout 1800 make -j"$jobs" check-valgrind \
             TESTS='$(check_PROGRAMS)' >/dev/null 2>&1)
         cp "$plain_dir/test-suite-memcheck.log" "$results/$stage.log" \
             2>/dev/null
