@@ -99,7 +99,7 @@ H
         if ! "$cc" -O2 -static -Wall -Werror -DCHACHARNG_TESTING \
             -I"$dir" -I"$dir/chacha" \
             -I"$dir/test/lib" -o "$dir/$t" "$dir/test/$t.c" \
-            "$dir"/test/lib/{testutil,hex,records,rfc8439,stackscan,regdump}.c \
+            "$dir"/test/lib/{testutil,hex,records,rfc8439,stackscan,regdump,split}.c \
             "$dir"/chacha/*.c -lpthread; then
             crashed=$((crashed + 1))
             echo "# $t does not build for s390x" >> "$tap"

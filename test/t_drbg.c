@@ -12,19 +12,15 @@
  */
 #define _GNU_SOURCE
 
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/random.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "chacha_drbg.h"
 #include "hex.h"
+#include "split.h"
 #include "testutil.h"
 
 static struct chacha_drbg *seeded_drbg(void)
@@ -211,62 +207,18 @@ static void test_policy(void)
     chacha_drbg_free(d);
 }
 
-/* glibc 2.34+; weak, so the test still links (and skips) without it. */
-pid_t _Fork(void) __attribute__((weak));
-
-enum split { SPLIT_FORK, SPLIT_UFORK, SPLIT_CLONE, SPLIT_SYSFORK, NSPLIT };
-
-static const char *const split_name[NSPLIT] = { "fork()", "_Fork()",
-                                                "clone() without CLONE_VM",
-                                                "syscall(SYS_fork)" };
-
 #define STACK_BYTES (256 * 1024)
 
 /* What a child reports: '1' if it must reseed before its first output. */
 static struct chacha_drbg *child_drbg;
 static int child_fd;
 
-static int child_reports(void)
+static int child_reports(void *arg)
 {
     char due = (char)('0' + chacha_drbg_reseed_due(child_drbg));
 
-    return write(child_fd, &due, 1) == 1 ? 0 : 2;
-}
-
-/* Returning ends the child: clone's own code makes the exit system call. */
-static int clone_entry(void *arg)
-{
     (void)arg;
-    return child_reports();
-}
-
-/* Split |how| into a child that runs child_reports(); its pid, or -1. */
-static pid_t split(enum split how, unsigned char *stack)
-{
-    pid_t pid = -1;
-
-    fflush(stdout);
-    switch (how) {
-    case SPLIT_FORK:
-        pid = fork();
-        break;
-    case SPLIT_UFORK:
-        pid = _Fork();
-        break;
-    case SPLIT_SYSFORK:
-#ifdef SYS_fork
-        pid = (pid_t)syscall(SYS_fork);
-#else
-        pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
-#endif
-        break;
-    case SPLIT_CLONE:
-    default:
-        return clone(clone_entry, stack + STACK_BYTES, SIGCHLD, NULL);
-    }
-    if (pid == 0)
-        _exit(child_reports());
-    return pid;
+    return tu_write_full(child_fd, &due, 1) ? 0 : 2;
 }
 
 /*
@@ -299,17 +251,17 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
                            unsigned char *stack)
 {
     struct chacha_drbg *d;
-    int status, pipefd[2], how;
+    int pipefd[2], how;
     char child_due;
     pid_t pid;
 
     if ((d = seeded_drbg_in_mode(mode, name)) == NULL)
         return;
     TU_OK(d->fork_mode == mode, "fork mode %s in use", name);
-    for (how = 0; how < NSPLIT; how++) {
-        if ((how == SPLIT_UFORK && _Fork == NULL)
-            || (how == SPLIT_CLONE && stack == NULL)) {
-            tu_skip("fork mode %s: %s not available", name, split_name[how]);
+    for (how = 0; how < TU_NSPLIT; how++) {
+        if (!tu_split_available((enum tu_split)how, stack, NULL)) {
+            tu_skip("fork mode %s: %s not available", name,
+                    tu_split_name((enum tu_split)how));
             continue;
         }
         child_due = '?';
@@ -319,19 +271,39 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
         }
         child_drbg = d;
         child_fd = pipefd[1];
-        pid = split((enum split)how, stack);
+        pid = tu_split((enum tu_split)how, child_reports, NULL,
+                       stack != NULL ? stack + STACK_BYTES : NULL, 0);
         close(pipefd[1]);
-        if (pid < 0 || read(pipefd[0], &child_due, 1) != 1)
+        if (pid < 0 || !tu_read_full(pipefd[0], &child_due, 1))
             child_due = '?';
         close(pipefd[0]);
-        if (pid > 0)
-            waitpid(pid, &status, 0);
+        /* reaped; what the child saw is the check */
+        tu_wait_exit(pid, NULL);
         TU_OK(child_due == '1', "fork mode %s: a child made by %s must reseed",
-              name, split_name[how]);
+              name, tu_split_name((enum tu_split)how));
     }
     TU_OK(!chacha_drbg_reseed_due(d), "fork mode %s: the parent need not",
           name);
     chacha_drbg_free(d);
+}
+
+/* In the child: 0 if reseed(E) of the inherited |arg| gives instantiate(E). */
+static int child_reseeds(void *arg)
+{
+    static const uint8_t e[CHACHA_DRBG_SEED_BYTES] = { 0xe5, 0xee, 0xd };
+    struct chacha_drbg *d = arg;
+    uint8_t got[100], want[100];
+    struct chacha_drbg *fresh = chacha_drbg_new(tu_impl_under_test());
+
+    if (fresh == NULL)
+        return 2;
+    chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
+    chacha_drbg_generate(d, got, sizeof(got), NULL, 0);
+    chacha_drbg_instantiate(fresh, e, sizeof(e), NULL, 0);
+    chacha_drbg_generate(fresh, want, sizeof(want), NULL, 0);
+    chacha_drbg_free(fresh);
+    chacha_drbg_free(d);
+    return memcmp(got, want, sizeof(got)) == 0 ? 0 : 1;
 }
 
 /*
@@ -342,29 +314,10 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
 static void test_fork_child_reseed(enum chacha_fork_mode mode, const char *name)
 {
     struct chacha_drbg *d;
-    int status;
-    pid_t pid;
 
     if ((d = seeded_drbg_in_mode(mode, name)) == NULL)
         return;
-    pid = fork();
-    if (pid == 0) {
-        static const uint8_t e[CHACHA_DRBG_SEED_BYTES] = { 0xe5, 0xee, 0xd };
-        uint8_t got[100], want[100];
-        struct chacha_drbg *fresh = chacha_drbg_new(tu_impl_under_test());
-
-        if (fresh == NULL)
-            _exit(2);
-        chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
-        chacha_drbg_generate(d, got, sizeof(got), NULL, 0);
-        chacha_drbg_instantiate(fresh, e, sizeof(e), NULL, 0);
-        chacha_drbg_generate(fresh, want, sizeof(want), NULL, 0);
-        chacha_drbg_free(fresh);
-        chacha_drbg_free(d);
-        _exit(memcmp(got, want, sizeof(got)) == 0 ? 0 : 1);
-    }
-    TU_OK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)
-              && WEXITSTATUS(status) == 0,
+    TU_OK(tu_wait_ok(tu_split(TU_SPLIT_FORK, child_reseeds, d, NULL, 0)),
           "fork mode %s: a child's reseed(E) gives what instantiate(E) gives",
           name);
     chacha_drbg_free(d);
@@ -499,15 +452,11 @@ static void body(void)
     test_erasure();
     test_rekey_interval();
     test_policy();
-    stack = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (stack == MAP_FAILED)
-        stack = NULL;
+    stack = tu_split_stack_new(STACK_BYTES);
     test_fork_mode(CHACHA_FORK_WIPEONFORK, "wipe-on-fork", stack);
     test_fork_mode(CHACHA_FORK_ATFORK, "atfork", stack);
     test_fork_mode(CHACHA_FORK_GETPID, "getpid", stack);
-    if (stack != NULL)
-        munmap(stack, STACK_BYTES);
+    tu_split_stack_free(stack, STACK_BYTES);
     test_fork_child_reseed(CHACHA_FORK_WIPEONFORK, "wipe-on-fork");
     test_fork_child_reseed(CHACHA_FORK_ATFORK, "atfork");
     test_fork_child_reseed(CHACHA_FORK_GETPID, "getpid");

@@ -11,18 +11,17 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
 
 #include "provutil.h"
 #include "records.h"
+#include "split.h"
 #include "testutil.h"
 
 #define NCHILD 300      /* children forked from one context */
@@ -40,39 +39,29 @@ static struct pu_env env;
 /* What a forked child does with the context; writes its bytes to |fd|. */
 typedef int child_fn(EVP_RAND_CTX *ctx, int fd, size_t len);
 
-static int write_full(int fd, const unsigned char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return 0;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 1;
-}
-
-static int read_full(int fd, unsigned char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t r = read(fd, p, n);
-
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return 0;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 1;
-}
+/*
+ * What run_job() does in a child: close |other| (the parent's end of the
+ * pipe, or -1), then |fn| on |ctx| with |fd| and |len|.
+ */
+struct child_job {
+    child_fn *fn;
+    EVP_RAND_CTX *ctx;
+    int fd, other;
+    size_t len;
+};
 
 static int gen(EVP_RAND_CTX *ctx, unsigned char *out, size_t n)
 {
     return EVP_RAND_generate(ctx, out, n, 0, 0, NULL, 0);
+}
+
+static int run_job(void *arg)
+{
+    const struct child_job *job = arg;
+
+    if (job->other >= 0)
+        close(job->other);
+    return job->fn(job->ctx, job->fd, job->len) ? 0 : 1;
 }
 
 /* Child: |len| bytes from the inherited context, sent to the parent. */
@@ -82,7 +71,7 @@ static int child_plain(EVP_RAND_CTX *ctx, int fd, size_t len)
 
     if (len > sizeof(buf) || !gen(ctx, buf, len))
         return 0;
-    return write_full(fd, buf, len);
+    return tu_write_full(fd, buf, len);
 }
 
 /*
@@ -91,23 +80,16 @@ static int child_plain(EVP_RAND_CTX *ctx, int fd, size_t len)
  */
 static int child_grand(EVP_RAND_CTX *ctx, int fd, size_t len)
 {
+    struct child_job grand = { child_plain, ctx, fd, -1, SMALL };
     unsigned char before[SMALL], after[SMALL];
-    pid_t pid;
-    int status;
 
     if (len != SMALL || !gen(ctx, before, SMALL))
         return 0;
-    pid = fork();
-    if (pid < 0)
-        return 0;
-    if (pid == 0)
-        _exit(child_plain(ctx, fd, SMALL) ? 0 : 1);
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)
-        || WEXITSTATUS(status) != 0)
+    if (!tu_wait_ok(tu_split(TU_SPLIT_FORK, run_job, &grand, NULL, 0)))
         return 0;
     if (!gen(ctx, after, SMALL))
         return 0;
-    return write_full(fd, before, SMALL) && write_full(fd, after, SMALL);
+    return tu_write_full(fd, before, SMALL) && tu_write_full(fd, after, SMALL);
 }
 
 /*
@@ -126,19 +108,16 @@ static size_t fork_children(EVP_RAND_CTX *ctx, size_t n, child_fn *fn,
         size_t batch = n - done < BATCH ? n - done : BATCH;
 
         for (k = 0; k < batch; k++) {
+            struct child_job job = { fn, ctx, -1, -1, len };
             int p[2];
 
             pids[k] = -1;
             fds[k] = -1;
             if (pipe(p) != 0)
                 continue;
-            /* no buffered TAP may be duplicated into the child */
-            fflush(stdout);
-            pids[k] = fork();
-            if (pids[k] == 0) {
-                close(p[0]);
-                _exit(fn(ctx, p[1], len) ? 0 : 1);
-            }
+            job.fd = p[1];
+            job.other = p[0];
+            pids[k] = tu_split(TU_SPLIT_FORK, run_job, &job, NULL, 0);
             close(p[1]);
             if (pids[k] < 0)
                 close(p[0]);
@@ -146,15 +125,14 @@ static size_t fork_children(EVP_RAND_CTX *ctx, size_t n, child_fn *fn,
                 fds[k] = p[0];
         }
         for (k = 0; k < batch; k++) {
-            int status, ok;
+            int ok;
 
             if (pids[k] < 0)
                 continue;
             i = done + k;
-            ok = read_full(fds[k], out + i * per_child, per_child);
+            ok = tu_read_full(fds[k], out + i * per_child, per_child);
             close(fds[k]);
-            if (waitpid(pids[k], &status, 0) == pids[k] && WIFEXITED(status)
-                && WEXITSTATUS(status) == 0 && ok)
+            if (tu_wait_ok(pids[k]) && ok)
                 good++;
             else
                 memset(out + i * per_child, 0, per_child);
@@ -181,6 +159,26 @@ static EVP_RAND_CTX *new_ctx(int locked, const char *mode)
 }
 
 /*
+ * What a case starts from: room for |nrec| records, zeroed, in *|recs| and
+ * a context from new_ctx() in *|ctx|.  1 with both; 0 with neither.
+ */
+static int start_case(size_t nrec, int locked, const char *mode,
+                      unsigned char **recs, EVP_RAND_CTX **ctx)
+{
+    *ctx = NULL;
+    *recs = calloc(nrec, REC);
+    if (!TU_OK(*recs != NULL, "%s: record buffer", mode))
+        return 0;
+    *ctx = new_ctx(locked, mode);
+    if (*ctx == NULL) {
+        free(*recs);
+        *recs = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+/*
  * Many children from one context: each child's 32 bytes, the parent's
  * output from before the forks and the parent's next output after them
  * must all be distinct.
@@ -188,15 +186,12 @@ static EVP_RAND_CTX *new_ctx(int locked, const char *mode)
 static void test_many_children(int locked, const char *mode)
 {
     size_t nrec = (NCHILD + 2) * (SMALL / REC), good, rep;
-    unsigned char *recs = calloc(nrec, REC);
-    EVP_RAND_CTX *ctx = NULL;
+    unsigned char *recs;
+    EVP_RAND_CTX *ctx;
     int ok;
 
-    if (!TU_OK(recs != NULL, "%s: record buffer", mode))
+    if (!start_case(nrec, locked, mode, &recs, &ctx))
         return;
-    ctx = new_ctx(locked, mode);
-    if (ctx == NULL)
-        goto end;
     ok = gen(ctx, recs, SMALL);
     TU_OK(ok, "%s: parent generates %d bytes before forking", mode, SMALL);
     good = fork_children(ctx, NCHILD, child_plain, SMALL, SMALL, recs + SMALL);
@@ -209,7 +204,6 @@ static void test_many_children(int locked, const char *mode)
           "%s: %zu blocks from %d children and the parent (before and "
           "after) are distinct (%zu repeats)",
           mode, nrec, NCHILD, rep);
-end:
     EVP_RAND_CTX_free(ctx);
     free(recs);
 }
@@ -221,16 +215,13 @@ end:
 static void test_mid_buffer(int locked, const char *mode)
 {
     size_t nrec = (MIDBUF_KIDS + 1) * (MIDBUF_LEN / REC), good, rep;
-    unsigned char *recs = calloc(nrec, REC);
+    unsigned char *recs;
     unsigned char skip[MIDBUF_SKIP];
-    EVP_RAND_CTX *ctx = NULL;
+    EVP_RAND_CTX *ctx;
     int ok;
 
-    if (!TU_OK(recs != NULL, "%s: record buffer", mode))
+    if (!start_case(nrec, locked, mode, &recs, &ctx))
         return;
-    ctx = new_ctx(locked, mode);
-    if (ctx == NULL)
-        goto end;
     ok = gen(ctx, skip, sizeof(skip));
     TU_OK(ok, "%s: parent takes %d bytes, leaving the rest buffered", mode,
           MIDBUF_SKIP);
@@ -246,7 +237,6 @@ static void test_mid_buffer(int locked, const char *mode)
           "%s: no 16-byte block is shared between the parent's buffered "
           "bytes and the children's (%zu repeats in %zu)",
           mode, rep, nrec);
-end:
     EVP_RAND_CTX_free(ctx);
     free(recs);
 }
@@ -256,15 +246,12 @@ static void test_grandchildren(int locked, const char *mode)
 {
     size_t per = 3 * SMALL;
     size_t nrec = (GRAND_KIDS * per + SMALL) / REC, good, rep;
-    unsigned char *recs = calloc(nrec, REC);
-    EVP_RAND_CTX *ctx = NULL;
+    unsigned char *recs;
+    EVP_RAND_CTX *ctx;
     int ok;
 
-    if (!TU_OK(recs != NULL, "%s: record buffer", mode))
+    if (!start_case(nrec, locked, mode, &recs, &ctx))
         return;
-    ctx = new_ctx(locked, mode);
-    if (ctx == NULL)
-        goto end;
     good = fork_children(ctx, GRAND_KIDS, child_grand, SMALL, per, recs);
     TU_OK(good == GRAND_KIDS,
           "%s: %zu of %d children and their own children reported", mode, good,
@@ -276,7 +263,6 @@ static void test_grandchildren(int locked, const char *mode)
           "%s: parent, children (before and after their fork) and "
           "grandchildren are distinct (%zu repeats)",
           mode, rep);
-end:
     EVP_RAND_CTX_free(ctx);
     free(recs);
 }

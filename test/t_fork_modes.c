@@ -30,13 +30,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,6 +46,7 @@
 #include "provutil.h"
 #include "records.h"
 #include "secpage.h"
+#include "split.h"
 #include "testutil.h"
 
 #define KIDS 12         /* children per split kind, path and thread */
@@ -57,23 +55,14 @@
 #define REC TU_REC      /* outputs are compared record by record */
 #define STACK_BYTES (1 << 20) /* a clone child's stack */
 
-/* glibc 2.34+; weak, so the test still links (and skips) without it. */
-pid_t _Fork(void) __attribute__((weak));
-
 /* ---------------------------------------------------------------------- */
-/* Ways of splitting a process                                            */
+/* Ways of splitting a process (split.h)                                  */
 /* ---------------------------------------------------------------------- */
-
-enum split { SPLIT_FORK, SPLIT_UFORK, SPLIT_CLONE, SPLIT_SYSFORK, NSPLIT };
-
-static const char *const split_name[NSPLIT] = { "fork()", "_Fork()",
-                                                "clone() without CLONE_VM",
-                                                "syscall(SYS_fork)" };
 
 /* Only fork() runs the atfork handlers. */
-static int split_runs_atfork(enum split how)
+static int split_runs_atfork(enum tu_split how)
 {
-    return how == SPLIT_FORK;
+    return how == TU_SPLIT_FORK;
 }
 
 static unsigned char *child_stack;
@@ -90,126 +79,22 @@ static void *clone_stack_top(void)
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     uintptr_t lo = (uintptr_t)child_stack;
 
+    if (child_stack == NULL)
+        return NULL;
     if (here >= lo && here < lo + STACK_BYTES)
         return child_stack + STACK_BYTES / 2;
     return child_stack + STACK_BYTES;
 }
 
-/* What the next child runs; it gets its own copy of this. */
-static int (*child_job)(void);
-
-/*
- * Returning ends the child (clone's own code makes the exit system call):
- * no noreturn _exit here, which a sanitizer would want to unwind from a
- * stack it does not know.
- */
-static int clone_entry(void *arg)
-{
-    (void)arg;
-    return child_job();
-}
-
-/*
- * End a child with |status|.  Not _exit(): before any noreturn call ASan
- * unwinds the stack it believes the thread runs on, and in a child that
- * _Fork or the raw system call made from another thread that belief is
- * wrong (one warning per child, nothing worse).
- */
-static void child_exit(int status)
-{
-    syscall(SYS_exit_group, status);
-    abort(); /* not reached */
-}
-
 /*
  * Split the process |how| (plus |clone_flags| for clone); the child runs
- * child_job() and exits with its result.  Returns the child's pid, or -1.
+ * |job| and exits with its result.  Returns the child's pid, or -1.
  */
-static pid_t split(enum split how, int clone_flags)
+static pid_t split(enum tu_split how, tu_job *job, int clone_flags)
 {
-    pid_t pid = -1;
-
-    /* buffered TAP must not be written twice */
-    fflush(stdout);
-    switch (how) {
-    case SPLIT_FORK:
-        pid = fork();
-        break;
-    case SPLIT_UFORK:
-        pid = _Fork != NULL ? _Fork() : -1;
-        break;
-    case SPLIT_SYSFORK:
-#ifdef SYS_fork
-        pid = (pid_t)syscall(SYS_fork);
-#else
-        /* aarch64 and other newer ABIs only have clone */
-        pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
-#endif
-        break;
-    case SPLIT_CLONE:
-    default:
-        return clone(clone_entry, clone_stack_top(), SIGCHLD | clone_flags,
-                     NULL);
-    }
-    if (pid == 0)
-        child_exit(child_job());
-    return pid;
-}
-
-/* 1 if |how| can run here; otherwise says why in |why|. */
-static int split_available(enum split how, const char **why)
-{
-    if (how == SPLIT_UFORK && _Fork == NULL) {
-        *why = "this C library has no _Fork()";
-        return 0;
-    }
-    if (how == SPLIT_CLONE && child_stack == NULL) {
-        *why = "no stack for clone children";
-        return 0;
-    }
-    return 1;
-}
-
-static int wait_ok(pid_t pid)
-{
-    int status;
-
-    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)
-           && WEXITSTATUS(status) == 0;
-}
-
-static int write_full(int fd, const void *buf, size_t n)
-{
-    const unsigned char *p = buf;
-
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return 0;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 1;
-}
-
-static int read_full(int fd, void *buf, size_t n)
-{
-    unsigned char *p = buf;
-
-    while (n > 0) {
-        ssize_t r = read(fd, p, n);
-
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return 0;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 1;
+    return tu_split(how, job, NULL,
+                    how == TU_SPLIT_CLONE ? clone_stack_top() : NULL,
+                    clone_flags);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -241,17 +126,19 @@ static int draw(enum path path, unsigned char *out, size_t n)
 /* One run: a path, a way of splitting, and where the output goes. */
 static struct {
     enum path path;
-    enum split how;
+    enum tu_split how;
     int fd;              /* the children's end of the pipe */
     unsigned char *recs; /* parent before, |kids| children, parent after */
     int ok;              /* every child reported and exited 0 */
 } run;
 
-static int child_draws(void)
+static int child_draws(void *arg)
 {
     unsigned char buf[SMALL];
 
-    return draw(run.path, buf, SMALL) && write_full(run.fd, buf, SMALL) ? 0 : 1;
+    (void)arg;
+    return draw(run.path, buf, SMALL) && tu_write_full(run.fd, buf, SMALL) ? 0
+                                                                           : 1;
 }
 
 /*
@@ -273,18 +160,18 @@ static void *split_and_draw(void *arg)
             break;
         }
         run.fd = p[1];
-        child_job = child_draws;
-        pid = split(run.how, 0);
+        pid = split(run.how, child_draws, 0);
         close(p[1]);
-        run.ok = pid > 0 && read_full(p[0], run.recs + (1 + k) * SMALL, SMALL);
+        run.ok =
+            pid > 0 && tu_read_full(p[0], run.recs + (1 + k) * SMALL, SMALL);
         close(p[0]);
-        run.ok = wait_ok(pid) && run.ok;
+        run.ok = tu_wait_ok(pid) && run.ok;
     }
     run.ok = run.ok && draw(run.path, run.recs + (1 + kids) * SMALL, SMALL);
     return NULL;
 }
 
-static void test_split(enum path path, enum split how, int other_thread,
+static void test_split(enum path path, enum tu_split how, int other_thread,
                        const char *mode)
 {
     size_t nrec = (size_t)(kids + 2) * (SMALL / REC), rep;
@@ -292,8 +179,8 @@ static void test_split(enum path path, enum split how, int other_thread,
     const char *why;
     pthread_t th;
 
-    if (!split_available(how, &why)) {
-        tu_skip("%s: %s: %s", mode, split_name[how], why);
+    if (!tu_split_available(how, child_stack, &why)) {
+        tu_skip("%s: %s: %s", mode, tu_split_name(how), why);
         return;
     }
     memset(&run, 0, sizeof(run));
@@ -307,12 +194,12 @@ static void test_split(enum path path, enum split how, int other_thread,
     else if (pthread_create(&th, NULL, split_and_draw, NULL) == 0)
         pthread_join(th, NULL); /* this thread waits outside the library */
     TU_OK(run.ok, "%s: %s: %s from %s: parent and %d children drew %d bytes",
-          mode, path_name[path], split_name[how], where, kids, SMALL);
+          mode, path_name[path], tu_split_name(how), where, kids, SMALL);
     rep = tu_count_repeats(run.recs, nrec);
     TU_OK(rep == 0,
           "%s: %s: %s from %s: parent (before, after) and children "
           "distinct (%zu repeats in %zu blocks)",
-          mode, path_name[path], split_name[how], where, rep, nrec);
+          mode, path_name[path], tu_split_name(how), where, rep, nrec);
     free(run.recs);
 }
 
@@ -334,12 +221,13 @@ struct same_pid {
 static struct same_pid result;
 static int result_fd, go_fd;
 
-static int child_reports(void)
+static int child_reports(void *arg)
 {
+    (void)arg;
     result.ran = 1;
     result.child_pid = getpid();
     return draw(run.path, result.child, SMALL)
-                   && write_full(result_fd, &result, sizeof(result))
+                   && tu_write_full(result_fd, &result, sizeof(result))
                ? 0
                : 1;
 }
@@ -349,33 +237,34 @@ static int child_reports(void)
  * split |how| into yet another new namespace (clone with CLONE_NEWPID, or
  * unshare then fork: the child is pid 1 again), and compare.
  */
-static int pid1_parent(void)
+static int pid1_parent(void *arg)
 {
     int p[2];
     pid_t pid;
 
+    (void)arg;
     result.parent_pid = getpid();
     /* a new process: this first draw reseeds, under pid 1 */
     if (!draw(run.path, result.parent, SMALL) || pipe(p) != 0)
         return 1;
     result_fd = p[1];
-    child_job = child_reports;
-    if (run.how == SPLIT_CLONE) {
-        pid = split(SPLIT_CLONE, CLONE_NEWPID);
+    if (run.how == TU_SPLIT_CLONE) {
+        pid = split(TU_SPLIT_CLONE, child_reports, CLONE_NEWPID);
     } else {
         if (unshare(CLONE_NEWPID) != 0)
             return 1;
-        pid = split(run.how, 0);
+        pid = split(run.how, child_reports, 0);
     }
     close(p[1]);
-    if (pid < 0 || !read_full(p[0], &result, sizeof(result)) || !wait_ok(pid))
+    if (pid < 0 || !tu_read_full(p[0], &result, sizeof(result))
+        || !tu_wait_ok(pid))
         return 1;
     /* the child's report carries its pid; add what this side drew */
     if (!draw(run.path, result.parent, SMALL))
         return 1;
     result.parent_pid = getpid();
     result.ran = 1;
-    return write_full(run.fd, &result, sizeof(result)) ? 0 : 1;
+    return tu_write_full(run.fd, &result, sizeof(result)) ? 0 : 1;
 }
 
 /*
@@ -385,13 +274,14 @@ static int pid1_parent(void)
  * ns_last_pid) and splits again: the grandchild has the pid the state was
  * seeded under and the state S had at the first split.
  */
-static int reuse_child(void)
+static int reuse_child(void *arg)
 {
     pid_t seeder = result.parent_pid, pid;
     char go, num[32];
     int fd, n;
 
-    if (!read_full(go_fd, &go, 1))
+    (void)arg;
+    if (!tu_read_full(go_fd, &go, 1))
         return 1;
     fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
     n = snprintf(num, sizeof(num), "%d", (int)seeder - 1);
@@ -402,53 +292,51 @@ static int reuse_child(void)
                  strerror(errno));
         if (fd >= 0)
             close(fd);
-        return write_full(result_fd, &result, sizeof(result)) ? 0 : 1;
+        return tu_write_full(result_fd, &result, sizeof(result)) ? 0 : 1;
     }
     close(fd);
-    child_job = child_reports;
-    pid = split(run.how, 0);
-    return wait_ok(pid) ? 0 : 1;
+    pid = split(run.how, child_reports, 0);
+    return tu_wait_ok(pid) ? 0 : 1;
 }
 
-static int reuse_seeder(void)
+static int reuse_seeder(void *arg)
 {
     pid_t pid;
 
+    (void)arg;
     result.parent_pid = getpid();
     /* a new process: this first draw reseeds, under this pid */
     if (!draw(run.path, result.child, SMALL))
         return 1;
-    child_job = reuse_child;
-    pid = split(run.how, 0);
+    pid = split(run.how, reuse_child, 0);
     if (pid < 0 || !draw(run.path, result.parent, SMALL))
         return 1;
     result.ran = 1;
-    return write_full(result_fd, &result, sizeof(result)) ? 0 : 1;
+    return tu_write_full(result_fd, &result, sizeof(result)) ? 0 : 1;
 }
 
-static int reuse_init(void)
+static int reuse_init(void *arg)
 {
     int go[2], rep[2];
     pid_t seeder;
     struct same_pid theirs;
 
+    (void)arg;
     if (pipe(go) != 0 || pipe(rep) != 0)
         return 1;
     go_fd = go[0];
     result_fd = rep[1];
-    child_job = reuse_seeder;
-    seeder = fork(); /* the seeder itself comes from a plain fork */
-    if (seeder == 0)
-        child_exit(child_job());
+    /* the seeder itself comes from a plain fork */
+    seeder = split(TU_SPLIT_FORK, reuse_seeder, 0);
     /* the children hold the other ends: a dead one ends a read */
     close(go[0]);
     close(rep[1]);
     /* the seeder's report, then it is gone and its pid is free */
-    if (seeder < 0 || !read_full(rep[0], &result, sizeof(result))
-        || !wait_ok(seeder))
+    if (seeder < 0 || !tu_read_full(rep[0], &result, sizeof(result))
+        || !tu_wait_ok(seeder))
         return 1;
-    if (write(go[1], "g", 1) != 1
-        || !read_full(rep[0], &theirs, sizeof(theirs)))
+    if (!tu_write_full(go[1], "g", 1)
+        || !tu_read_full(rep[0], &theirs, sizeof(theirs)))
         return 1;
     if (!theirs.ran) {
         result.ran = 0;
@@ -460,14 +348,14 @@ static int reuse_init(void)
     /* C is reparented to this init; reap it */
     while (waitpid(-1, NULL, 0) > 0)
         ;
-    return write_full(run.fd, &result, sizeof(result)) ? 0 : 1;
+    return tu_write_full(run.fd, &result, sizeof(result)) ? 0 : 1;
 }
 
 /*
  * Run |entry| as pid 1 of a new pid namespace; its report arrives in
  * |res|.  Returns 1 if it ran, 0 with a reason in res->why if not.
  */
-static int in_new_pid_namespace(int (*entry)(void), struct same_pid *res)
+static int in_new_pid_namespace(tu_job *entry, struct same_pid *res)
 {
     int p[2], saved;
     pid_t pid;
@@ -479,8 +367,7 @@ static int in_new_pid_namespace(int (*entry)(void), struct same_pid *res)
         return 0;
     }
     run.fd = p[1];
-    child_job = entry;
-    pid = split(SPLIT_CLONE, CLONE_NEWPID);
+    pid = split(TU_SPLIT_CLONE, entry, CLONE_NEWPID);
     saved = errno;
     close(p[1]);
     if (pid < 0) {
@@ -491,12 +378,12 @@ static int in_new_pid_namespace(int (*entry)(void), struct same_pid *res)
         close(p[0]);
         return 0;
     }
-    if (!read_full(p[0], res, sizeof(*res))) {
+    if (!tu_read_full(p[0], res, sizeof(*res))) {
         snprintf(res->why, sizeof(res->why), "the namespace's init failed");
         res->ran = -1;
     }
     close(p[0]);
-    if (!wait_ok(pid) && res->ran == 1)
+    if (!tu_wait_ok(pid) && res->ran == 1)
         res->ran = -1;
     return res->ran == 1;
 }
@@ -506,13 +393,13 @@ static int in_new_pid_namespace(int (*entry)(void), struct same_pid *res)
  * wipe-on-fork always, by the atfork generation only after fork(); the
  * rest is the residual chacharng(7) documents.
  */
-static int same_pid_detectable(int wipeonfork, int atfork, enum split how)
+static int same_pid_detectable(int wipeonfork, int atfork, enum tu_split how)
 {
     return wipeonfork || (atfork && split_runs_atfork(how));
 }
 
 static void report_same_pid(const char *mode, const char *what, enum path path,
-                            enum split how, int detectable, int ran,
+                            enum tu_split how, int detectable, int ran,
                             const struct same_pid *r)
 {
     int same;
@@ -520,15 +407,15 @@ static void report_same_pid(const char *mode, const char *what, enum path path,
     if (ran != 1) {
         if (r->ran == -1)
             TU_OK(0, "%s: %s, %s, %s: %s", mode, what, path_name[path],
-                  split_name[how], r->why[0] ? r->why : "failed");
+                  tu_split_name(how), r->why[0] ? r->why : "failed");
         else
             tu_skip("%s: %s, %s, %s: %s", mode, what, path_name[path],
-                    split_name[how], r->why);
+                    tu_split_name(how), r->why);
         return;
     }
     if (r->child_pid != r->parent_pid) {
         tu_skip("%s: %s, %s: the child got pid %d, not %d", mode, what,
-                split_name[how], (int)r->child_pid, (int)r->parent_pid);
+                tu_split_name(how), (int)r->child_pid, (int)r->parent_pid);
         return;
     }
     same = memcmp(r->parent, r->child, SMALL) == 0;
@@ -536,17 +423,19 @@ static void report_same_pid(const char *mode, const char *what, enum path path,
         TU_OK(!same,
               "%s: %s, %s, %s: child with pid %d (as its parent) draws "
               "other bytes",
-              mode, what, path_name[path], split_name[how], (int)r->child_pid);
+              mode, what, path_name[path], tu_split_name(how),
+              (int)r->child_pid);
     else
         tu_diag("%s: %s, %s, %s: residual of chacharng(7): the child with "
                 "pid %d %s its parent's bytes",
-                mode, what, path_name[path], split_name[how], (int)r->child_pid,
-                same ? "repeats" : "does not repeat");
+                mode, what, path_name[path], tu_split_name(how),
+                (int)r->child_pid, same ? "repeats" : "does not repeat");
 }
 
 static void test_same_pid(const char *mode, int wipeonfork, int atfork)
 {
-    static const enum split kinds[] = { SPLIT_FORK, SPLIT_UFORK, SPLIT_CLONE };
+    static const enum tu_split kinds[] = { TU_SPLIT_FORK, TU_SPLIT_UFORK,
+                                           TU_SPLIT_CLONE };
     struct same_pid r;
     const char *why;
     size_t i;
@@ -559,11 +448,11 @@ static void test_same_pid(const char *mode, int wipeonfork, int atfork)
     }
     for (path = 0; path < NPATH; path++) {
         for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-            enum split how = kinds[i];
+            enum tu_split how = kinds[i];
             int det = same_pid_detectable(wipeonfork, atfork, how);
 
-            if (!split_available(how, &why)) {
-                tu_skip("%s: same pid, %s: %s", mode, split_name[how], why);
+            if (!tu_split_available(how, child_stack, &why)) {
+                tu_skip("%s: same pid, %s: %s", mode, tu_split_name(how), why);
                 continue;
             }
             run.path = (enum path)path;
@@ -573,7 +462,7 @@ static void test_same_pid(const char *mode, int wipeonfork, int atfork)
                             "pid-1 parent, child in a new pid "
                             "namespace",
                             (enum path)path, how, det, ran, &r);
-            if (how == SPLIT_CLONE)
+            if (how == TU_SPLIT_CLONE)
                 continue; /* the reused pid needs no third variant */
             run.path = (enum path)path;
             run.how = how;
@@ -675,9 +564,10 @@ static void mode_process(const struct mode *md)
             tu_skip("%s: the module exports no random_bytes", md->name);
             continue;
         }
-        for (how = 0; how < NSPLIT; how++)
+        for (how = 0; how < TU_NSPLIT; how++)
             for (other = 0; other < 2; other++)
-                test_split((enum path)path, (enum split)how, other, md->name);
+                test_split((enum path)path, (enum tu_split)how, other,
+                           md->name);
     }
     test_same_pid(md->name, want_wf, !md->atfork_fails);
     EVP_RAND_CTX_free(evp_ctx);
@@ -755,6 +645,25 @@ static const char *after_prefix(const char *line)
     return p != NULL ? p + 2 : line;
 }
 
+struct own_process {
+    void (*fn)(const void *);
+    const void *arg;
+    int fds[2];
+};
+
+/* The fresh process: its TAP goes into the pipe. */
+static int own_process_child(void *arg)
+{
+    const struct own_process *op = arg;
+
+    close(op->fds[0]);
+    dup2(op->fds[1], STDOUT_FILENO);
+    close(op->fds[1]);
+    op->fn(op->arg);
+    fflush(stdout);
+    return tu_failures ? 1 : 0;
+}
+
 /*
  * Run |fn| in a fresh process (which loads the module itself, so nothing
  * of this process's choices leaks in) and count its test points here.
@@ -762,25 +671,17 @@ static const char *after_prefix(const char *line)
 static void in_own_process(const char *what, void (*fn)(const void *),
                            const void *arg)
 {
-    int fds[2], status;
+    struct own_process op = { fn, arg, { -1, -1 } };
     char line[4096];
     FILE *in;
     pid_t pid;
 
     fflush(stdout);
-    if (!TU_OK(pipe(fds) == 0, "%s: pipe", what))
+    if (!TU_OK(pipe(op.fds) == 0, "%s: pipe", what))
         return;
-    pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], STDOUT_FILENO);
-        close(fds[1]);
-        fn(arg);
-        fflush(stdout);
-        _exit(tu_failures ? 1 : 0);
-    }
-    close(fds[1]);
-    in = fdopen(fds[0], "r");
+    pid = tu_split(TU_SPLIT_FORK, own_process_child, &op, NULL, 0);
+    close(op.fds[1]);
+    in = fdopen(op.fds[0], "r");
     while (in != NULL && fgets(line, sizeof(line), in) != NULL) {
         line[strcspn(line, "\n")] = '\0';
         if (strncmp(line, "ok", 2) == 0 && strstr(line, "# SKIP ") != NULL)
@@ -794,8 +695,7 @@ static void in_own_process(const char *what, void (*fn)(const void *),
     }
     if (in != NULL)
         fclose(in);
-    TU_OK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status),
-          "%s: its process ran to the end", what);
+    TU_OK(tu_wait_exit(pid, NULL) >= 0, "%s: its process ran to the end", what);
 }
 
 static void run_mode(const void *arg)
@@ -821,10 +721,7 @@ static void body(void)
     under_valgrind = pre != NULL && strstr(pre, "vgpreload") != NULL;
     if (under_valgrind)
         kids = KIDS_VALGRIND;
-    child_stack = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (child_stack == MAP_FAILED)
-        child_stack = NULL;
+    child_stack = tu_split_stack_new(STACK_BYTES);
     /* this executable's own copy of the probe, as the oracle */
     kernel_wipes = chacha_secpage_madvise_works();
     tu_diag("kernel honours MADV_WIPEONFORK: %s", kernel_wipes ? "yes" : "no");

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/conf.h>
@@ -39,6 +38,7 @@
 #include "errq.h"
 #include "records.h"
 #include "secpage.h"
+#include "split.h"
 #include "statepool.h"
 #include "testutil.h"
 
@@ -367,6 +367,24 @@ static void test_short_threads(OSSL_LIB_CTX *lc, const char *mode)
  * Fork
  * ------------------------------------------------------------------------ */
 
+struct fork_job {
+    OSSL_LIB_CTX *lc;
+    int fds[2]; /* the pipe to the parent */
+};
+
+/* In a fork child: 64 public and 64 private bytes, sent to the parent. */
+static int child_draws(void *arg)
+{
+    const struct fork_job *job = arg;
+    unsigned char buf[128];
+    int ok;
+
+    close(job->fds[0]);
+    ok = draw(job->lc, 0, buf, 64) == 1 && draw(job->lc, 1, buf + 64, 64) == 1
+         && tu_write_full(job->fds[1], buf, 128);
+    return ok ? 0 : 1;
+}
+
 /*
  * Prime both generators (so bytes sit buffered), fork NKIDS children that
  * each draw 64 public and 64 private bytes, then draw as much again in
@@ -376,42 +394,30 @@ static void test_fork(OSSL_LIB_CTX *lc, const char *mode)
 {
     struct tu_recs all = { 0 };
     unsigned char buf[128];
-    int k, failed = 0, fds[2];
+    int k, failed = 0;
 
     if (draw(lc, 0, buf, 100) != 1 || draw(lc, 1, buf, 100) != 1)
         failed++;
     for (k = 0; k < NKIDS; k++) {
+        struct fork_job job = { lc, { -1, -1 } };
         pid_t pid;
-        int status;
-        size_t got = 0;
-        ssize_t r;
+        int got;
 
-        if (pipe(fds) != 0) {
+        if (pipe(job.fds) != 0) {
             failed++;
             break;
         }
-        fflush(stdout);
-        pid = fork();
+        pid = tu_split(TU_SPLIT_FORK, child_draws, &job, NULL, 0);
         if (pid < 0) {
-            close(fds[0]);
-            close(fds[1]);
+            close(job.fds[0]);
+            close(job.fds[1]);
             failed++;
             break;
         }
-        if (pid == 0) {
-            int ok;
-
-            close(fds[0]);
-            ok = draw(lc, 0, buf, 64) == 1 && draw(lc, 1, buf + 64, 64) == 1
-                 && write(fds[1], buf, 128) == 128;
-            _exit(ok ? 0 : 1);
-        }
-        close(fds[1]);
-        while (got < 128 && (r = read(fds[0], buf + got, 128 - got)) > 0)
-            got += (size_t)r;
-        close(fds[0]);
-        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)
-            || WEXITSTATUS(status) != 0 || got != 128) {
+        close(job.fds[1]);
+        got = tu_read_full(job.fds[0], buf, 128);
+        close(job.fds[0]);
+        if (!tu_wait_ok(pid) || !got) {
             failed++;
             continue;
         }

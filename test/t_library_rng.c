@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/core_dispatch.h>
@@ -33,6 +32,7 @@
 #include <openssl/provider.h>
 #include <openssl/rand.h>
 
+#include "split.h"
 #include "testutil.h"
 
 #define TWO_THREAD_ROUNDS 100
@@ -442,6 +442,28 @@ static void exec_program(const char *prog, const char *arg)
     fprintf(stderr, "cannot execute %s: %s\n", argv[0], strerror(errno));
 }
 
+struct spawn_job {
+    const char *prog, *arg, *optout;
+    int fd[2]; /* the pipe its stderr goes into */
+};
+
+/* In the child: its environment and stderr set, |prog| executed. */
+static int spawn_child(void *arg)
+{
+    const struct spawn_job *job = arg;
+
+    dup2(job->fd[1], 2);
+    close(job->fd[0]);
+    close(job->fd[1]);
+    setenv("CHACHARNG_DEBUG", "1", 1);
+    if (job->optout != NULL)
+        setenv("CHACHARNG_LIBRARY_RNG", job->optout, 1);
+    else
+        unsetenv("CHACHARNG_LIBRARY_RNG");
+    exec_program(job->prog, job->arg);
+    return 127;
+}
+
 /*
  * Run |prog| with |arg| (or none), with CHACHARNG_DEBUG set and
  * CHACHARNG_LIBRARY_RNG set to |optout| or unset; its stderr goes into
@@ -450,25 +472,15 @@ static void exec_program(const char *prog, const char *arg)
 static int spawn(const char *prog, const char *arg, const char *optout,
                  char *err, size_t errlen)
 {
-    int fd[2], st;
+    struct spawn_job job = { prog, arg, optout, { -1, -1 } };
+    int *fd = job.fd;
     size_t n = 0;
     ssize_t k;
     pid_t pid;
 
-    if (pipe(fd) != 0 || (pid = fork()) < 0)
+    if (pipe(fd) != 0
+        || (pid = tu_split(TU_SPLIT_FORK, spawn_child, &job, NULL, 0)) < 0)
         return -1;
-    if (pid == 0) {
-        dup2(fd[1], 2);
-        close(fd[0]);
-        close(fd[1]);
-        setenv("CHACHARNG_DEBUG", "1", 1);
-        if (optout != NULL)
-            setenv("CHACHARNG_LIBRARY_RNG", optout, 1);
-        else
-            unsetenv("CHACHARNG_LIBRARY_RNG");
-        exec_program(prog, arg);
-        _exit(127);
-    }
     close(fd[1]);
     while (n + 1 < errlen && (k = read(fd[0], err + n, errlen - 1 - n)) != 0) {
         if (k < 0) {
@@ -480,10 +492,7 @@ static int spawn(const char *prog, const char *arg, const char *optout,
     }
     err[n] = '\0';
     close(fd[0]);
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tu_wait_exit(pid, NULL);
 }
 
 /* Show a child's stderr as TAP diagnostics. */

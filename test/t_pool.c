@@ -7,8 +7,6 @@
  * madvise, so every call the statically linked core makes is counted here
  * (and nothing else's).
  */
-#define _GNU_SOURCE /* _Fork */
-
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "chacha.h"
 #include "chacha_drbg.h"
 #include "secpage.h"
+#include "split.h"
 #include "statepool.h"
 #include "testutil.h"
 
@@ -276,6 +274,14 @@ struct forker {
     int forks;
 };
 
+/* A fork child of forker(): the checks, on the 4 generators |arg| holds. */
+static int forker_child(void *arg)
+{
+    alarm(20);
+    tu_child_of_threads();
+    return child_checks(arg, 4);
+}
+
 static void *forker(void *arg)
 {
     struct forker *f = arg;
@@ -288,17 +294,11 @@ static void *forker(void *arg)
             reg_set(NULL, own[k]->s);
     }
     for (k = 0; k < FORKS; k++) {
-        int status = -1;
-        pid_t pid = fork();
+        int rc = tu_wait_exit(
+            tu_split(TU_SPLIT_FORK, forker_child, own, NULL, 0), NULL);
 
-        if (pid == 0) {
-            alarm(20);
-            tu_child_of_threads();
-            _exit(child_checks(own, 4));
-        }
-        if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)
-            && WEXITSTATUS(status) < 4)
-            f->bad[WEXITSTATUS(status)]++;
+        if (rc >= 0 && rc < 4)
+            f->bad[rc]++;
         else
             f->bad[3]++;
         f->forks++;
@@ -378,14 +378,25 @@ static void *idler(void *arg)
     return NULL;
 }
 
+/* The _Fork child: the checks, on the 5 generators |arg| holds. */
+static int ufork_child(void *arg)
+{
+    alarm(10); /* a deadlock shows as SIGALRM */
+    return child_checks(arg, 5);
+}
+
 static void test_underscore_fork(void)
 {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
-    struct chacha_drbg *theirs[4] = { 0 }, *mine = seeded(77);
+    struct chacha_drbg *theirs[4] = { 0 }, *mine, *own[5];
     pthread_t th;
-    int status = -1, i;
-    pid_t pid;
+    int status, rc, i;
 
+    if (!tu_split_available(TU_SPLIT_UFORK, NULL, NULL)) {
+        tu_skip("_Fork: needs glibc 2.34");
+        tu_skip("_Fork: needs glibc 2.34");
+        return;
+    }
+    mine = seeded(77);
     idle_ready = idle_quit = 0;
     if (!TU_OK(mine != NULL && pthread_create(&th, NULL, idler, theirs) == 0,
                "_Fork: generators held by this thread and another"))
@@ -394,27 +405,22 @@ static void test_underscore_fork(void)
     while (!idle_ready)
         pthread_cond_wait(&idle_cv, &idle_lock);
     pthread_mutex_unlock(&idle_lock);
-    for (i = 0; i < 4; i++)
+    for (i = 0; i < 4; i++) {
         reg_set(NULL, theirs[i]->s);
-    reg_set(NULL, mine->s);
-    pid = _Fork();
-    if (pid == 0) {
-        struct chacha_drbg *own[5] = { mine, theirs[0], theirs[1], theirs[2],
-                                       theirs[3] };
-
-        alarm(10); /* a deadlock shows as SIGALRM */
-        _exit(child_checks(own, 5));
+        own[1 + i] = theirs[i];
     }
-    if (pid > 0)
-        waitpid(pid, &status, 0);
-    TU_OK(pid > 0 && WIFEXITED(status),
+    reg_set(NULL, mine->s);
+    own[0] = mine;
+    rc = tu_wait_exit(tu_split(TU_SPLIT_UFORK, ufork_child, own, NULL, 0),
+                      &status);
+    TU_OK(rc >= 0,
           "_Fork child with another thread alive (idle) finished, no "
           "deadlock (status 0x%x)",
           status);
-    TU_OK(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+    TU_OK(rc == 0,
           "_Fork child: parent states unseeded, new ones distinct from them "
           "and each other (exit %d)",
-          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+          rc);
     pthread_mutex_lock(&idle_lock);
     idle_quit = 1;
     pthread_cond_broadcast(&idle_cv);
@@ -427,10 +433,6 @@ static void test_underscore_fork(void)
     reg_set(mine->s, NULL);
     chacha_drbg_free(mine);
     chacha_pool_trim();
-#else
-    tu_skip("_Fork: needs glibc 2.34");
-    tu_skip("_Fork: needs glibc 2.34");
-#endif
 }
 
 static void body(void)

@@ -39,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/core_dispatch.h>
@@ -52,6 +51,7 @@
 #include "interpose.h"
 #include "provutil.h"
 #include "records.h"
+#include "split.h"
 #include "testutil.h"
 
 #define RACE_THREADS 64
@@ -408,40 +408,41 @@ static void survivor_draw(struct survivor *s, const struct inst *in)
     pthread_mutex_unlock(&s->mu);
 }
 
+struct fork_job {
+    const struct inst *a, *b;
+    int fd; /* where the child's bytes go */
+};
+
+/* In a fork child: 32 public and 32 private bytes from each instance. */
+static int child_draws(void *arg)
+{
+    const struct fork_job *job = arg;
+    unsigned char buf[128];
+    int ok = inst_draw(job->a, 0, buf, 32) && inst_draw(job->a, 1, buf + 32, 32)
+             && inst_draw(job->b, 0, buf + 64, 32)
+             && inst_draw(job->b, 1, buf + 96, 32)
+             && tu_write_full(job->fd, buf, sizeof(buf));
+
+    return ok ? 0 : 1;
+}
+
 /* A forked child draws from both; its bytes go back through a pipe. */
 static int fork_draw(const struct inst *a, const struct inst *b,
                      struct tu_recs *r)
 {
+    struct fork_job job = { a, b, -1 };
     unsigned char buf[128];
-    int fds[2], status;
-    size_t got = 0;
-    ssize_t k;
+    int fds[2], got;
     pid_t pid;
 
     if (pipe(fds) != 0)
         return 0;
-    fflush(stdout);
-    if ((pid = fork()) < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return 0;
-    }
-    if (pid == 0) {
-        int ok = inst_draw(a, 0, buf, 32) && inst_draw(a, 1, buf + 32, 32)
-                 && inst_draw(b, 0, buf + 64, 32)
-                 && inst_draw(b, 1, buf + 96, 32)
-                 && write(fds[1], buf, sizeof(buf)) == (ssize_t)sizeof(buf);
-
-        _exit(ok ? 0 : 1);
-    }
+    job.fd = fds[1];
+    pid = tu_split(TU_SPLIT_FORK, child_draws, &job, NULL, 0);
     close(fds[1]);
-    while (got < sizeof(buf)
-           && (k = read(fds[0], buf + got, sizeof(buf) - got)) > 0)
-        got += (size_t)k;
+    got = pid > 0 && tu_read_full(fds[0], buf, sizeof(buf));
     close(fds[0]);
-    return waitpid(pid, &status, 0) == pid && WIFEXITED(status)
-           && WEXITSTATUS(status) == 0 && got == sizeof(buf)
-           && tu_recs_add(r, buf, sizeof(buf));
+    return tu_wait_ok(pid) && got && tu_recs_add(r, buf, sizeof(buf));
 }
 
 static void test_reload(const struct route *route)

@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/core.h>
@@ -43,6 +42,7 @@
 #include "chacha_drbg.h"
 #include "interpose.h"
 #include "provutil.h"
+#include "split.h"
 #include "stackscan.h"
 #include "testutil.h"
 
@@ -283,13 +283,28 @@ end:
     EVP_RAND_CTX_free(ctx);
 }
 
+struct zero_job {
+    const struct ip_mapping *page;
+    EVP_RAND_CTX *ctx;
+};
+
+/* In a fork child: 0 if the state page reads as all zero. */
+static int child_sees_zero(void *arg)
+{
+    const struct zero_job *job = arg;
+    int zero = ip_all_zero(job->page->addr, job->page->len);
+
+    /* leave nothing for a leak checker watching the child */
+    EVP_RAND_CTX_free(job->ctx);
+    return zero ? 0 : 1;
+}
+
 static void test_fork_child_sees_zero(void)
 {
     const struct ip_mapping *page;
+    struct zero_job job;
     EVP_RAND_CTX *ctx;
     size_t from;
-    int status = -1;
-    pid_t pid;
 
     if (!chacha_secpage_madvise_works()) {
         tu_skip("this kernel ignores madvise: fork children keep the page");
@@ -306,18 +321,9 @@ static void test_fork_child_sees_zero(void)
         EVP_RAND_CTX_free(ctx);
         return;
     }
-    fflush(stdout);
-    pid = fork();
-    if (pid == 0) {
-        int zero = ip_all_zero(page->addr, page->len);
-
-        /* leave nothing for a leak checker watching the child */
-        EVP_RAND_CTX_free(ctx);
-        _exit(zero ? 0 : 1);
-    }
-    if (pid > 0)
-        waitpid(pid, &status, 0);
-    tu_ok(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+    job.page = page;
+    job.ctx = ctx;
+    tu_ok(tu_wait_ok(tu_split(TU_SPLIT_FORK, child_sees_zero, &job, NULL, 0)),
           "a fork child reads the state page as all zero");
     tu_ok(!ip_all_zero(page->addr, page->len),
           "while the parent keeps its state");
