@@ -10,10 +10,11 @@
 # into.
 #
 # The copy is an overlay over the shared chroot in
-# $CHACHARNG_CHROOT_DIR/SUITE (default /var/tmp/chacharng-chroots; made by
-# .ci/chroot-matrix.sh): writes go to a temporary upper directory that is
-# thrown away, so the shared chroot is never changed and nothing is copied.
-# Without overlayfs the chroot is copied instead (cp -a, slower).
+# $CHACHARNG_CHROOT_DIR/SUITE (default /var/tmp/chacharng-chroots; made as
+# .ci/chroot-lib.sh says if missing): writes go to a temporary upper
+# directory that is thrown away, so the shared chroot is never changed
+# and nothing is copied.  Without overlayfs the chroot is copied instead
+# (cp -a, slower).
 #
 # For each SUITE it writes RESULTS_DIR/SUITE.log (TAP with automake-style
 # "# PASS:" summary lines, which .ci/test-all.sh counts), SUITE.version, or
@@ -22,24 +23,11 @@
 # Usage: .ci/chroot-install.sh TARBALL RESULTS_DIR SUITE...
 set -u
 
-if [ $# -lt 3 ]; then
-    echo "usage: $0 TARBALL RESULTS_DIR SUITE..." >&2
-    exit 2
-fi
-tarball=$(realpath "$1")
-results=$(realpath "$2")
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=chroot-lib.sh
+. "$(dirname "$0")/chroot-lib.sh" || exit 1
+chroot_args "$@"
 shift 2
-chroot_dir=${CHACHARNG_CHROOT_DIR:-/var/tmp/chacharng-chroots}
-jobs=$(nproc 2>/dev/null || echo 2)
-limit=${CHACHARNG_CHROOT_TIMEOUT:-1200}
-
-work=
-cleanup() {
-    [ -n "$work" ] && rm -rf "$work"
-    work=
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
 
 # Inside the chroot: build, install, test.  $1 the unpacked tree, $2 jobs.
 # shellcheck disable=SC2016 # expanded inside the chroot
@@ -97,26 +85,8 @@ overlay_works() {
     return $st
 }
 
-# As .ci/chroot-matrix.sh makes them, when missing (root and network).
-make_chroot() {
-    local suite=$1 dir=$2
-
-    command -v debootstrap >/dev/null || return 1
-    echo "--- debootstrap $suite into $dir"
-    mkdir -p "$chroot_dir" && rm -rf "$dir.new" || return 1
-    if ! debootstrap --variant=minbase \
-        --include=gcc,make,autoconf,automake,libtool,pkg-config,libssl-dev,openssl \
-        "$suite" "$dir.new" "${CHACHARNG_DEBIAN_MIRROR:-http://deb.debian.org/debian}" \
-        >"$results/$suite.debootstrap.log" 2>&1; then
-        tail -n 20 "$results/$suite.debootstrap.log"
-        rm -rf "$dir.new"
-        return 1
-    fi
-    rm -rf "$dir" && mv "$dir.new" "$dir"
-}
-
 mode=copy
-command -v unshare >/dev/null && overlay_works && mode=overlay
+[ -n "$use_unshare" ] && overlay_works && mode=overlay
 
 for suite in "$@"; do
     dir=$chroot_dir/$suite
@@ -125,8 +95,7 @@ for suite in "$@"; do
         echo "needs root (chroot, mount)" >"$results/$suite.skip"
         continue
     fi
-    if { [ ! -x "$dir/usr/bin/openssl" ] || [ ! -x "$dir/usr/bin/make" ]; } &&
-        ! make_chroot "$suite" "$dir"; then
+    if ! ensure_chroot "$suite" "$dir"; then
         echo "no chroot in $dir, and debootstrap could not make one" \
             >"$results/$suite.skip"
         continue

@@ -12,107 +12,15 @@
 # (CHACHARNG_CONFIGURE_FLAGS adds ./configure arguments.)
 #
 # Chroots live in $CHACHARNG_CHROOT_DIR/SUITE (default
-# /var/tmp/chacharng-chroots) and are made there if missing, with
-#   debootstrap --variant=minbase --include=<build tools, libssl-dev,
-#   openssl> SUITE DIR
-# which needs root and the network (about a minute each).  /proc is
-# mounted inside a private mount namespace, so it vanishes with the run
-# even if it fails or is killed; where unshare is unavailable it is
-# mounted directly and unmounted on exit.
+# /var/tmp/chacharng-chroots) and are made there if missing, as
+# .ci/chroot-lib.sh describes (root and the network, about a minute each).
 set -u
 
-if [ $# -lt 3 ]; then
-    echo "usage: $0 TARBALL RESULTS_DIR SUITE..." >&2
-    exit 2
-fi
-tarball=$(realpath "$1")
-results=$(realpath "$2")
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=chroot-lib.sh
+. "$(dirname "$0")/chroot-lib.sh" || exit 1
+chroot_args "$@"
 shift 2
-chroot_dir=${CHACHARNG_CHROOT_DIR:-/var/tmp/chacharng-chroots}
-packages=gcc,make,autoconf,automake,libtool,pkg-config,libssl-dev,openssl
-mirror=${CHACHARNG_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-jobs=$(nproc 2>/dev/null || echo 2)
-# Bound each build and test run; a hang must not stall CI.
-limit=${CHACHARNG_CHROOT_TIMEOUT:-1200}
-
-# A private mount namespace, if this system lets us make one.
-use_unshare=
-if command -v unshare >/dev/null &&
-    unshare --mount --propagation private true 2>/dev/null; then
-    use_unshare=1
-fi
-
-# Cleanup state for the direct-mount fallback and the work directory.
-mounted_proc=
-work=
-unmount_proc() {
-    if [ -n "$mounted_proc" ]; then
-        umount "$mounted_proc" 2>/dev/null || umount -l "$mounted_proc"
-        mounted_proc=
-    fi
-}
-cleanup() {
-    unmount_proc
-    if [ -n "$work" ]; then
-        rm -rf "$work"
-        work=
-    fi
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
-
-# Make the chroot for suite $1 in $2 unless it is there.  A half-made one
-# is built aside and only moved into place when debootstrap succeeded.
-ensure_chroot() {
-    local suite=$1 dir=$2
-
-    if [ -x "$dir/usr/bin/openssl" ] && [ -x "$dir/usr/bin/make" ]; then
-        return 0
-    fi
-    echo "--- debootstrap $suite into $dir"
-    mkdir -p "$chroot_dir" || return 1
-    rm -rf "$dir.new"
-    if ! debootstrap --variant=minbase --include="$packages" "$suite" \
-        "$dir.new" "$mirror" >"$results/$suite.debootstrap.log" 2>&1; then
-        echo "debootstrap $suite failed; the end of its log:"
-        tail -n 20 "$results/$suite.debootstrap.log"
-        rm -rf "$dir.new"
-        return 1
-    fi
-    rm -rf "$dir"
-    mv "$dir.new" "$dir"
-}
-
-# in_chroot DIR SECONDS CMD [ARG...]: `bash -c CMD bash ARG...` as root in
-# chroot DIR with /proc mounted, killed (with everything it started) after
-# SECONDS.
-in_chroot() {
-    local dir=$1 limit=$2 cmd=$3 st
-
-    shift 3
-    if [ -n "$use_unshare" ]; then
-        # the mount exists only in the new namespace and dies with it
-        # shellcheck disable=SC2016 # expanded by the inner shell
-        timeout "$limit" unshare --mount --propagation private -- /bin/sh -c '
-            dir=$1
-            shift
-            mount -t proc proc "$dir/proc" || exit 1
-            exec chroot "$dir" /usr/bin/env -i \
-                PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-                /bin/bash -c "$@"' sh "$dir" "$cmd" bash "$@"
-        return
-    fi
-    if ! mountpoint -q "$dir/proc"; then
-        mount -t proc proc "$dir/proc" || return 1
-        mounted_proc=$dir/proc
-    fi
-    timeout "$limit" chroot "$dir" /usr/bin/env -i \
-        PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-        /bin/bash -c "$cmd" bash "$@"
-    st=$?
-    unmount_proc
-    return $st
-}
 
 # The commands run inside the chroot, in the unpacked tree ($1), with $2
 # jobs and the extra configure arguments after that.
@@ -130,11 +38,7 @@ run_suite() {
         echo "needs root (debootstrap, chroot, mount)" >"$results/$suite.skip"
         return
     fi
-    if [ ! -d "$dir" ] && ! command -v debootstrap >/dev/null; then
-        echo "no chroot in $dir and debootstrap is not installed" \
-            >"$results/$suite.skip"
-        return
-    fi
+    chroot_makeable "$suite" "$dir" || return 0
     ensure_chroot "$suite" "$dir" || return
 
     # a fresh directory per run: other runs may share the chroot

@@ -26,8 +26,8 @@
 #
 # The base chroots are $CHACHARNG_CHROOT_DIR/SUITE (default
 # /var/tmp/chacharng-chroots), shared with .ci/chroot-matrix.sh and made
-# the same way if missing; they are only ever copied (cp -a), never
-# changed.  Installing the Build-Depends (apt-get build-dep) into the
+# as .ci/chroot-lib.sh says if missing; they are only ever copied (cp -a),
+# never changed.  Installing the Build-Depends (apt-get build-dep) into the
 # build copy uses the chroot's own package lists and the network.  The
 # package's own `make check` is not rerun here (DEB_BUILD_OPTIONS=nocheck):
 # the other stages run it on every release.
@@ -160,63 +160,14 @@ fi
 # ------------------------------------------------------------------------
 # On the host
 # ------------------------------------------------------------------------
-if [ $# -lt 3 ]; then
-    echo "usage: $0 TARBALL RESULTS_DIR SUITE..." >&2
-    exit 2
-fi
-tarball=$(realpath "$1")
-results=$(realpath "$2")
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=chroot-lib.sh
+. "$(dirname "$0")/chroot-lib.sh" || exit 1
+chroot_args "$@"
 shift 2
 self=$(realpath "$0")
-chroot_dir=${CHACHARNG_CHROOT_DIR:-/var/tmp/chacharng-chroots}
-packages=gcc,make,autoconf,automake,libtool,pkg-config,libssl-dev,openssl
-mirror=${CHACHARNG_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-limit=${CHACHARNG_CHROOT_TIMEOUT:-1200}
 # the copies (on the base chroots' file system, so cp -a is quick)
 copies_dir=${CHACHARNG_COPIES_DIR:-$(dirname "$chroot_dir")}
-work=
-
-cleanup() {
-    [ -n "$work" ] && rm -rf "$work"
-    work=
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
-
-# Make the base chroot for suite $1 in $2 unless it is there, as
-# .ci/chroot-matrix.sh does.
-ensure_chroot() {
-    local suite=$1 dir=$2
-
-    if [ -x "$dir/usr/bin/openssl" ] && [ -x "$dir/usr/bin/make" ]; then
-        return 0
-    fi
-    mkdir -p "$chroot_dir" || return 1
-    rm -rf "$dir.new"
-    debootstrap --variant=minbase --include="$packages" "$suite" \
-        "$dir.new" "$mirror" >"$results/$suite.debootstrap.log" 2>&1 || {
-        rm -rf "$dir.new"
-        return 1
-    }
-    rm -rf "$dir"
-    mv "$dir.new" "$dir"
-}
-
-# in_chroot DIR CMD [ARG...]: `bash -c CMD bash ARG...` as root in DIR
-# with /proc mounted in a private mount namespace, bounded in time.
-in_chroot() {
-    local dir=$1 cmd=$2
-
-    shift 2
-    # shellcheck disable=SC2016 # expanded by the inner shell
-    timeout "$limit" unshare --mount --propagation private -- /bin/sh -c '
-        dir=$1
-        shift
-        mount -t proc proc "$dir/proc" || exit 1
-        exec chroot "$dir" /usr/bin/env -i \
-            PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-            /bin/bash -c "$@"' sh "$dir" "$cmd" bash "$@"
-}
 
 # The summary test-all.sh counts, from the PASS:/FAIL: lines of $2.
 write_log() {
@@ -240,16 +191,11 @@ run_suite() {
         echo "needs root (chroot, mount, apt)" >"$results/$suite.skip"
         return
     fi
-    if ! command -v unshare >/dev/null ||
-        ! unshare --mount --propagation private true 2>/dev/null; then
+    if [ -z "$use_unshare" ]; then
         echo "no private mount namespace (unshare)" >"$results/$suite.skip"
         return
     fi
-    if [ ! -d "$base" ] && ! command -v debootstrap >/dev/null; then
-        echo "no chroot in $base and debootstrap is not installed" \
-            >"$results/$suite.skip"
-        return
-    fi
+    chroot_makeable "$suite" "$base" || return 0
     ensure_chroot "$suite" "$base" || {
         echo "FAIL: debootstrap $suite" >"$out"
         write_log "$results/$suite.log" "$out"
@@ -266,7 +212,7 @@ run_suite() {
     mkdir -p "$build/root/src"
     tar -xf "$tarball" -C "$build/root/src" || return
     # shellcheck disable=SC2016 # expanded inside the chroot
-    if in_chroot "$build" '
+    if in_chroot "$build" "$limit" '
         export DEBIAN_FRONTEND=noninteractive
         cd /root/src/chacharng-* || exit 1
         { apt-get install -y --no-install-recommends build-essential fakeroot &&
@@ -301,9 +247,9 @@ run_suite() {
     cp "$deb" "$test/root/" || return
     cp "$self" "$test/root/deb.sh" || return
     cp "$test/etc/ssl/openssl.cnf" "$test/root/stock.cnf" || return
-    in_chroot "$test" 'openssl version' >"$results/$suite.version" 2>&1
+    in_chroot "$test" "$limit" 'openssl version' >"$results/$suite.version" 2>&1
     # shellcheck disable=SC2016 # expanded inside the chroot
-    in_chroot "$test" '
+    in_chroot "$test" "$limit" '
         cd /root || exit 1
         echo "\$ apt-get install ./$1"
         DEBIAN_FRONTEND=noninteractive apt-get install -y "./$1" \

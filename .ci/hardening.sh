@@ -70,7 +70,19 @@ single_result() {
     } >"$out"
 }
 
+# The plain build that valgrind and fuzz share, made by the first of
+# them; on failure the next one tries again.
 plain_dir=
+plain_build() {
+    [ -n "$plain_dir" ] || plain_dir=$(build plain)
+}
+
+# needs TOOL STAGE: whether TOOL is installed; if not, STAGE is skipped.
+needs() {
+    command -v "$1" >/dev/null && return 0
+    echo "$1 not installed" >"$results/$2.skip"
+    return 1
+}
 
 run_stage() {
     local stage=$1 dir tests t
@@ -82,11 +94,7 @@ run_stage() {
         cp "$dir/test-suite.log" "$results/$stage.log" 2>/dev/null
         ;;
     valgrind)
-        if ! command -v valgrind >/dev/null; then
-            echo "valgrind not installed" >"$results/$stage.skip"
-            return 0
-        fi
-        [ -n "$plain_dir" ] || plain_dir=$(build plain) || return 0
+        needs valgrind "$stage" && plain_build || return 0
         # the C tests only: the shell tests run the system openssl
         # (make, not the shell, expands the list)
         # shellcheck disable=SC2016
@@ -115,11 +123,7 @@ run_stage() {
         cp "$dir/test-suite.log" "$results/$stage.log" 2>/dev/null
         ;;
     fuzz)
-        if ! command -v clang >/dev/null; then
-            echo "clang not installed" >"$results/$stage.skip"
-            return 0
-        fi
-        [ -n "$plain_dir" ] || plain_dir=$(build plain) || return 0
+        needs clang "$stage" && plain_build || return 0
         if (cd "$plain_dir" \
             && timeout $((fuzz_seconds + 300)) make fuzz \
                 FUZZ_TIME="$fuzz_seconds" >fuzz.out 2>&1); then
@@ -131,10 +135,7 @@ run_stage() {
         fi
         ;;
     manpage)
-        if ! command -v groff >/dev/null; then
-            echo "groff not installed" >"$results/$stage.skip"
-            return 0
-        fi
+        needs groff "$stage" || return 0
         dir=$(dirname "$0")/..
         t=$(for page in "$dir/doc/chacharng.7" "$dir/doc/chacharngctl.8"; do
             groff -man -ww -z "$page" 2>&1 | sed "s|^|${page##*/}: |"

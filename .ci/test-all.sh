@@ -68,6 +68,46 @@ bootstrap() {
     [ -x configure ] || autoreconf -fi
 }
 
+# Count what a stage script wrote for one of its runs, NAME in the results
+# directory $2: NAME.skip (the reason) or NAME.log; $1 the stage's name.
+stage_result() {
+    local stage=$1 dir=$2 name=$3
+    if [ -f "$dir/$name.skip" ]; then
+        skip "$stage" "$(cat "$dir/$name.skip")"
+    else
+        count_log "$stage" "$dir/$name.log"
+    fi
+}
+
+# Print the release tarball the stages build from: the one an earlier
+# stage made, else a new one; fail if there is none.
+dist_tarball() {
+    local tarballs=(chacharng-*.tar.xz)
+    [ -f "${tarballs[0]}" ] || { make dist >/dev/null; tarballs=(chacharng-*.tar.xz); }
+    [ -f "${tarballs[0]}" ] && echo "${tarballs[0]}"
+}
+
+# chroot_stage SCRIPT LABEL WHAT SUITE...: run .ci/SCRIPT on the tarball
+# for the Debian SUITEs and count each as "LABEL (OpenSSL N, Debian SUITE
+# chroot)"; without a tarball, the one failure "make dist (for WHAT)".
+chroot_stage() {
+    local script=$1 label=$2 what=$3 dir tarball suite ver
+    shift 3
+    dir=$(mktemp -d)
+    if tarball=$(dist_tarball); then
+        bash ".ci/$script" "$tarball" "$dir" "$@"
+        for suite in "$@"; do
+            ver=$(sed -n 's/^OpenSSL \([0-9.]*\).*/\1/p' \
+                "$dir/$suite.version" 2>/dev/null)
+            stage_result "$label (OpenSSL ${ver:-?}, Debian $suite chroot)" \
+                "$dir" "$suite"
+        done
+    else
+        check "make dist (for $what)" false
+    fi
+    rm -rf "$dir"
+}
+
 # --- host build, make check ---------------------------------------------
 note "host build (OpenSSL $(pkg-config --modversion libcrypto)) and make check"
 bootstrap
@@ -93,11 +133,7 @@ if [ -z "$quick" ]; then
         bash .ci/cross.sh "$tarball" "$results_dir" variants aarch64 s390x
         for r in disable-asm disable-avx512 disable-avx512-avx2 \
                  disable-all-isas aarch64 s390x; do
-            if [ -f "$results_dir/$r.skip" ]; then
-                skip "$r" "$(cat "$results_dir/$r.skip")"
-            else
-                count_log "$r" "$results_dir/$r.log"
-            fi
+            stage_result "$r" "$results_dir" "$r"
         done
     else
         check "make dist" false
@@ -108,62 +144,22 @@ if [ -z "$quick" ]; then
     # chroots of Debian 13 (OpenSSL 3.5) and unstable (3.6), counted per
     # version.  Chroots are made in $CHACHARNG_CHROOT_DIR if missing.
     note "OpenSSL 3.5 (Debian trixie) and 3.6 (Debian sid) in chroots"
-    matrix_dir=$(mktemp -d)
-    # the tarball of the stage above, else a new one
-    tarballs=(chacharng-*.tar.xz)
-    [ -f "${tarballs[0]}" ] || { make dist >/dev/null; tarballs=(chacharng-*.tar.xz); }
-    tarball=${tarballs[0]}
-    if [ -f "$tarball" ]; then
-        bash .ci/chroot-matrix.sh "$tarball" "$matrix_dir" trixie sid
-        for suite in trixie sid; do
-            ver=$(sed -n 's/^OpenSSL \([0-9.]*\).*/\1/p' \
-                "$matrix_dir/$suite.version" 2>/dev/null)
-            stage="make check (OpenSSL ${ver:-?}, Debian $suite chroot)"
-            if [ -f "$matrix_dir/$suite.skip" ]; then
-                skip "$stage" "$(cat "$matrix_dir/$suite.skip")"
-            else
-                count_log "$stage" "$matrix_dir/$suite.log"
-            fi
-        done
-    else
-        check "make dist (for the OpenSSL matrix)" false
-    fi
-    rm -rf "$matrix_dir"
+    chroot_stage chroot-matrix.sh "make check" "the OpenSSL matrix" trixie sid
 
     # --- the installed module, as typed: `make install` of the tarball into
     # a throw-away overlay of each chroot (never this host), then the
     # literal `openssl rand -provider chacharng` and the library-DRBG cases
     note "installed module: OpenSSL 3.0 / 3.5 / 3.6 (Debian bookworm / trixie / sid chroots)"
-    inst_dir=$(mktemp -d)
-    tarballs=(chacharng-*.tar.xz)
-    [ -f "${tarballs[0]}" ] || { make dist >/dev/null; tarballs=(chacharng-*.tar.xz); }
-    if [ -f "${tarballs[0]}" ]; then
-        bash .ci/chroot-install.sh "${tarballs[0]}" "$inst_dir" \
-            bookworm trixie sid
-        for suite in bookworm trixie sid; do
-            ver=$(sed -n 's/^OpenSSL \([0-9.]*\).*/\1/p' \
-                "$inst_dir/$suite.version" 2>/dev/null)
-            stage="installed module (OpenSSL ${ver:-?}, Debian $suite chroot)"
-            if [ -f "$inst_dir/$suite.skip" ]; then
-                skip "$stage" "$(cat "$inst_dir/$suite.skip")"
-            else
-                count_log "$stage" "$inst_dir/$suite.log"
-            fi
-        done
-    else
-        check "make dist (for the installed-module stage)" false
-    fi
-    rm -rf "$inst_dir"
+    chroot_stage chroot-install.sh "installed module" \
+        "the installed-module stage" bookworm trixie sid
 
     # --- hardening: sanitizers, valgrind, ThreadSanitizer, fuzzing -------
     # Each stage builds the tarball in a directory of its own and is
     # bounded in time (.ci/hardening.sh); the stage name shows its time.
     note "hardening: ASan+UBSan, valgrind, ThreadSanitizer, libFuzzer, man page"
     hard_dir=$(mktemp -d)
-    tarballs=(chacharng-*.tar.xz)
-    [ -f "${tarballs[0]}" ] || { make dist >/dev/null; tarballs=(chacharng-*.tar.xz); }
-    if [ -f "${tarballs[0]}" ]; then
-        bash .ci/hardening.sh "${tarballs[0]}" "$hard_dir" \
+    if tarball=$(dist_tarball); then
+        bash .ci/hardening.sh "$tarball" "$hard_dir" \
             sanitizers valgrind tsan fuzz manpage
         for s in "sanitizers:make check (ASan+UBSan)" \
                  "valgrind:make check-valgrind (memcheck)" \
@@ -171,12 +167,9 @@ if [ -z "$quick" ]; then
                  "fuzz:libFuzzer (${FUZZ_SECONDS:-60} s)" \
                  "manpage:man page (groff -ww)"; do
             r=${s%%:*}
-            stage="${s#*:} [$(cat "$hard_dir/$r.time" 2>/dev/null || echo ?) s]"
-            if [ -f "$hard_dir/$r.skip" ]; then
-                skip "$stage" "$(cat "$hard_dir/$r.skip")"
-            else
-                count_log "$stage" "$hard_dir/$r.log"
-            fi
+            stage_result \
+                "${s#*:} [$(cat "$hard_dir/$r.time" 2>/dev/null || echo ?) s]" \
+                "$hard_dir" "$r"
         done
     else
         check "make dist (for the hardening stages)" false
@@ -187,25 +180,8 @@ if [ -z "$quick" ]; then
     # installed with apt into a clean copy, chacharngctl and removal
     # tested there (.ci/deb.sh), counted per release
     note "Debian package: build, install, chacharngctl, remove (12, 13, unstable)"
-    deb_dir=$(mktemp -d)
-    tarballs=(chacharng-*.tar.xz)
-    [ -f "${tarballs[0]}" ] || { make dist >/dev/null; tarballs=(chacharng-*.tar.xz); }
-    if [ -f "${tarballs[0]}" ]; then
-        bash .ci/deb.sh "${tarballs[0]}" "$deb_dir" bookworm trixie sid
-        for suite in bookworm trixie sid; do
-            ver=$(sed -n 's/^OpenSSL \([0-9.]*\).*/\1/p' \
-                "$deb_dir/$suite.version" 2>/dev/null)
-            stage="Debian package (OpenSSL ${ver:-?}, Debian $suite chroot)"
-            if [ -f "$deb_dir/$suite.skip" ]; then
-                skip "$stage" "$(cat "$deb_dir/$suite.skip")"
-            else
-                count_log "$stage" "$deb_dir/$suite.log"
-            fi
-        done
-    else
-        check "make dist (for the Debian package)" false
-    fi
-    rm -rf "$deb_dir"
+    chroot_stage deb.sh "Debian package" "the Debian package" \
+        bookworm trixie sid
 
     # --- C style: every C file as .clang-format says (clang-format 14) ----
     if command -v clang-format >/dev/null; then
