@@ -44,6 +44,11 @@ count_log() {
     failed=$((failed + f))
     skipped=$((skipped + ${s:-0}))
     results+=("$stage: ${p:-0} passed, $f failed, ${s:-0} skipped")
+    # the log goes away with its stage: show what failed while it is here
+    if [ "$f" -gt 0 ]; then
+        printf '\n--- %s: what failed\n' "$stage"
+        grep -E '^(FAIL|ERROR|XPASS):|^==[0-9]+== ' "$log" | head -n 80
+    fi
 }
 
 # A single pass/fail check (a build, distcheck, a lint): $1 name, rest command.
