@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -48,6 +49,19 @@ struct clone_job {
 };
 
 /*
+ * The first thing every child does.  The parent flushed stdout before the
+ * split, but another of its threads may have printed into the buffer since,
+ * and the child has a copy of that: it is the parent's to write.  Under
+ * valgrind, which runs glibc's __libc_freeres at exit and so flushes every
+ * stream, the child would write it again and the TAP stream would carry
+ * that line twice.
+ */
+static void child_start(void)
+{
+    __fpurge(stdout);
+}
+
+/*
  * Returning ends the child (clone's own code makes the exit system call):
  * no noreturn _exit here, which a sanitizer would want to unwind from a
  * stack it does not know.
@@ -56,6 +70,7 @@ static int clone_entry(void *arg)
 {
     const struct clone_job *cj = arg;
 
+    child_start();
     return cj->job(cj->arg);
 }
 
@@ -105,8 +120,10 @@ pid_t tu_split(enum tu_split how, tu_job *job, void *arg, void *stack_top,
         errno = EINVAL;
         return -1;
     }
-    if (pid == 0)
+    if (pid == 0) {
+        child_start();
         child_exit(job(arg));
+    }
     return pid;
 }
 
