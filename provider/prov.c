@@ -209,18 +209,15 @@ static int answer_impl(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
     X(OSSL_PARAM_DEFN("impl", OSSL_PARAM_UTF8_PTR, NULL, 0), answer_impl)
 /* clang-format on */
 
-#define GETTABLE_DEFINITION(definition, answer) definition,
-#define GETTABLE_ANSWER(definition, answer) answer,
-
 /* clang-format off */
 static const OSSL_PARAM prov_gettable[] = {
-    PROV_GETTABLE(GETTABLE_DEFINITION) OSSL_PARAM_END
+    PROV_GETTABLE(CHACHARNG_PARAM_DEFINITION) OSSL_PARAM_END
 };
 /* clang-format on */
 
 /* clang-format off */
 static prov_answer_fn *const prov_gettable_answers[] = {
-    PROV_GETTABLE(GETTABLE_ANSWER)
+    PROV_GETTABLE(CHACHARNG_PARAM_HANDLER)
 };
 /* clang-format on */
 

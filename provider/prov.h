@@ -258,4 +258,13 @@ int chacharng_library_rng_query(CHACHARNG_PROV_CTX *prov);
 /* Give back a name that no primary DRBG used yet; free the state. */
 void chacharng_library_rng_teardown(CHACHARNG_PROV_CTX *prov);
 
+/*
+ * The parameter tables (prov.c, rand_params.c) are X-macro lists of
+ * (definition, handler) pairs; these two pick one column, so that the
+ * OSSL_PARAM array a caller sees and the handlers that serve it come from
+ * the same list and cannot drift apart.
+ */
+#define CHACHARNG_PARAM_DEFINITION(definition, handler) definition,
+#define CHACHARNG_PARAM_HANDLER(definition, handler) handler,
+
 #endif

@@ -291,18 +291,15 @@ static int answer_kernel_mix_failures(OSSL_PARAM *p,
       answer_kernel_mix_failures)
 /* clang-format on */
 
-#define GETTABLE_DEFINITION(definition, answer) definition,
-#define GETTABLE_ANSWER(definition, answer) answer,
-
 /* clang-format off */
 static const OSSL_PARAM gettable[] = {
-    RAND_GETTABLE(GETTABLE_DEFINITION) OSSL_PARAM_END
+    RAND_GETTABLE(CHACHARNG_PARAM_DEFINITION) OSSL_PARAM_END
 };
 /* clang-format on */
 
 /* clang-format off */
 static rand_answer_fn *const gettable_answers[] = {
-    RAND_GETTABLE(GETTABLE_ANSWER)
+    RAND_GETTABLE(CHACHARNG_PARAM_HANDLER)
 };
 /* clang-format on */
 
@@ -461,18 +458,15 @@ static int read_kernel_mix(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
     X(OSSL_PARAM_int(PARAM_KERNEL_MIX, NULL), read_kernel_mix)
 /* clang-format on */
 
-#define SETTABLE_DEFINITION(definition, reader) definition,
-#define SETTABLE_READER(definition, reader) reader,
-
 /* clang-format off */
 static const OSSL_PARAM settable[] = {
-    RAND_SETTABLE(SETTABLE_DEFINITION) OSSL_PARAM_END
+    RAND_SETTABLE(CHACHARNG_PARAM_DEFINITION) OSSL_PARAM_END
 };
 /* clang-format on */
 
 /* clang-format off */
 static rand_setting_fn *const settable_readers[] = {
-    RAND_SETTABLE(SETTABLE_READER)
+    RAND_SETTABLE(CHACHARNG_PARAM_HANDLER)
 };
 /* clang-format on */
 
