@@ -3,26 +3,28 @@
  * The literal command (DESIGN.md section 8): `openssl rand -provider
  * chacharng` with no config.  `-provider X` turns off the implicit default
  * provider, and libcrypto then fetches CTR-DRBG for its primary DRBG and
- * fails.  So, while chacharng is the only provider of the default library
- * context, it names CHACHA20-DRBG as that context's DRBG
- * (RAND_set_DRBG_type), and takes the name back as soon as any other
- * provider is there.  It never registers under another algorithm's name,
- * and it does nothing at all in a private or child library context, when a
- * config file activated it or has a [random] section, when the libcrypto
- * that loaded it is not the one it is linked with, or with
- * CHACHARNG_LIBRARY_RNG=no.
+ * fails.  So, when chacharng is loaded as the only provider of the default
+ * library context, it names CHACHA20-DRBG as that context's DRBG
+ * (RAND_set_DRBG_type), and gives the name back if another provider comes
+ * before the primary DRBG exists.  It never registers under another
+ * algorithm's name, and it does nothing at all in a private or child
+ * library context, when a config file activated it or has a [random]
+ * section, when the libcrypto that loaded it is not the one it is linked
+ * with, or with CHACHARNG_LIBRARY_RNG=no.
  *
- * Nothing here runs on the generate path: the decision is taken in the
- * OSSL_OP_RAND query only.
+ * Nothing here runs on the generate path.
  */
 #define _GNU_SOURCE /* dladdr */
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/conf.h>
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/provider.h>
@@ -30,41 +32,57 @@
 
 #include "prov.h"
 
+#define LIBRARY_RNG_PROPQ "provider=" CHACHARNG_NAME
+
 /*
- * When libcrypto asks, and what it does with the answer
- * -----------------------------------------------------
- * The first RAND_bytes of a library context creates its primary DRBG
- * (RAND_get0_primary, under the context's RAND lock): it fetches SEED-SRC,
- * then the DRBG whose name RAND_set_DRBG_type stored, CTR-DRBG if none.
- * Each fetch that misses libcrypto's method cache asks every active
- * provider's query_operation for OSSL_OP_RAND, and the SEED-SRC fetch comes
- * before the DRBG name is read.  So a RAND query is the moment to decide.
+ * libcrypto's own flag (crypto/cryptlib.h, the same value from 3.0 on):
+ * OPENSSL_init_crypto with it only reports whether libcrypto is up, and
+ * raises no error once OPENSSL_cleanup has begun.
+ */
+#ifndef OPENSSL_INIT_BASE_ONLY
+#define OPENSSL_INIT_BASE_ONLY 0x00040000L
+#endif
+
+/*
+ * The rule, and why
+ * -----------------
+ * RAND_set_DRBG_type takes no lock: it frees the stored name, properties,
+ * cipher and digest strings and stores copies of ours.  libcrypto reads
+ * those strings, without a lock of the setter's, whenever it creates a
+ * DRBG of the chain: the primary (inside RAND_get0_primary, under its RAND
+ * lock) and every thread's first public and private DRBG (after the
+ * primary exists, when RAND_set_DRBG_type refuses).  And OPENSSL_cleanup
+ * frees the strings, and the whole RAND state, before it tears down the
+ * providers.  So chacharng changes the setting only
  *
- * One query is not enough: an application may load chacharng alone, fetch
- * CHACHA20-DRBG (a RAND query while alone), then load the default provider
- * and call RAND_bytes.  Its RNG must stay CTR-DRBG.  So RAND queries are
- * answered with no_cache = 1 while the decision is open: libcrypto then
- * asks again at every RAND fetch it has not cached, the SEED-SRC fetch of
- * the primary included, and the decision is taken again each time.  Once
- * RAND_set_DRBG_type refuses (the primary exists), it is closed.
+ *   - in a process that has one thread, the thread running our code: then
+ *     no other thread can be inside libcrypto reading the strings, and
+ *     this thread is not (we are called from OSSL_PROVIDER_load, from a
+ *     provider's activation or deactivation, or from our teardown, never
+ *     from inside a DRBG's creation);
+ *   - before the primary DRBG exists (RAND_set_DRBG_type refuses after);
+ *   - never once OPENSSL_cleanup has begun.
  *
- * Nor are queries enough to give the name back: an application that
- * fetched CHACHA20-DRBG alone and then unloads chacharng is never queried
- * again, and its RAND_bytes with the default provider would ask for a
- * CHACHA20-DRBG nobody offers.  So chacharng also registers the core's
- * provider callbacks (the ones child library contexts are built on):
- * libcrypto calls them when any provider of the context is activated, and
- * when one is deactivated, ourselves included.  Either event gives the name
- * back; the next query decides again.
+ * The name is set at load (provider init), when chacharng is the only
+ * active provider, and given back when another provider is activated or
+ * chacharng is unloaded before any primary used it.  Where a give-back
+ * would race another thread, the name stays: chacharng keeps serving
+ * RAND_bytes (one whole CHACHA20-DRBG chain) rather than touch strings
+ * another thread may hold.  chacharng(7) lists what this leaves.
  *
- * Locking: the core calls those callbacks holding its provider-store lock,
- * and OSSL_PROVIDER_do_all takes it, so |lock| is never held across
- * do_all.  A query that saw "alone" applies it only if no event came in
- * between (|events| unchanged).  RAND_set_DRBG_type frees and replaces
- * libcrypto's strings without a lock: our calls are serialized by |lock|
- * and made only when the decision flips; libcrypto reads the strings under
- * its RAND lock, inside which the primary's own SEED-SRC fetch (and so our
- * query) runs.
+ * Once libcrypto has made its primary from our name, the name can never
+ * change again, and every new thread's public and private DRBG is fetched
+ * by it.  An application's OSSL_PROVIDER_unload would then leave new
+ * threads unable to fetch CHACHA20-DRBG, whatever it loads next.  So at
+ * that moment chacharng keeps one activation of its own (the pin): it stays
+ * active, and its DRBGs fetchable, until OPENSSL_cleanup, whose first step
+ * (an OPENSSL_atexit handler) drops the pin before libcrypto frees
+ * anything.
+ *
+ * What the rule cannot see: an application's own RAND_set_DRBG_type, or a
+ * [random] section of a config file other than the default one, made
+ * before chacharng is loaded alone.  A provider cannot read the stored
+ * name back; CHACHARNG_LIBRARY_RNG=no is the way out there.
  */
 
 struct chacharng_library_rng {
@@ -72,10 +90,14 @@ struct chacharng_library_rng {
     OSSL_LIB_CTX *libctx; /* our own libcrypto's default context */
     const OSSL_CORE_HANDLE *handle;
     OSSL_FUNC_provider_deregister_child_cb_fn *deregister;
-    unsigned long events; /* provider activations and our deactivation */
-    int named;            /* CHACHA20-DRBG is the stored DRBG name, by us */
-    int closed;           /* the primary exists: nothing left to decide */
+    char *self_name; /* the name we were loaded by, to pin ourselves */
+    int named;       /* CHACHA20-DRBG is the stored DRBG name, by us */
+    int closed;      /* the primary exists: nothing left to decide */
 };
+
+/* Our activation kept after the primary was made from our name. */
+static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+static OSSL_PROVIDER *pin;
 
 static int env_opted_out(void)
 {
@@ -84,6 +106,45 @@ static int env_opted_out(void)
     return v != NULL
            && (strcmp(v, "no") == 0 || strcmp(v, "0") == 0
                || strcmp(v, "off") == 0 || strcmp(v, "false") == 0);
+}
+
+/*
+ * 1 if this process has exactly one thread: the kernel's count in
+ * /proc/self/stat (field 20; qemu-user answers it with the guest's
+ * threads).  Anything unreadable counts as "more than one".
+ */
+static int single_threaded(void)
+{
+    char buf[1024], *p;
+    ssize_t n;
+    int fd, field;
+
+    fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* the command name, field 2, may hold blanks and parentheses */
+    if ((p = strrchr(buf, ')')) == NULL)
+        return 0;
+    for (field = 2; field < 20; field++) {
+        p = strchr(p + 1, ' ');
+        if (p == NULL)
+            return 0;
+    }
+    return strtol(p + 1, NULL, 10) == 1;
+}
+
+/*
+ * 1 once OPENSSL_cleanup has begun: libcrypto then refuses every
+ * initialisation, and its RAND state may already be freed.
+ */
+static int cleanup_begun(void)
+{
+    return OPENSSL_init_crypto(OPENSSL_INIT_BASE_ONLY, NULL) == 0;
 }
 
 /*
@@ -131,37 +192,53 @@ static OSSL_LIB_CTX *default_libctx(const OSSL_CORE_HANDLE *handle,
  * activation is exactly "core_get_params knows `activate`" (whatever its
  * value; 3.0 activates on any).  A section that only defines chacharng for
  * a later OSSL_PROVIDER_load has no `activate`, and that load is the
- * application's, as on the command line.
+ * application's, as on the command line.  The name we were loaded by goes
+ * into *|self_name| (a copy, or NULL).
  */
-static int activated_by_config(const CHACHARNG_PROV_CTX *prov)
+static int activated_by_config(const CHACHARNG_PROV_CTX *prov,
+                               char **self_name)
 {
-    char *value = NULL;
-    OSSL_PARAM params[2];
+    char *activate = NULL, *name = NULL;
+    OSSL_PARAM params[3];
+    int ok;
 
+    *self_name = NULL;
     if (prov->core_get_params == NULL)
         return 0;
-    params[0] = OSSL_PARAM_construct_utf8_ptr("activate", &value, 0);
-    params[1] = OSSL_PARAM_construct_end();
-    return prov->core_get_params(prov->handle, params) && value != NULL;
+    params[0] = OSSL_PARAM_construct_utf8_ptr("activate", &activate, 0);
+    params[1] = OSSL_PARAM_construct_utf8_ptr(OSSL_PROV_PARAM_CORE_PROV_NAME,
+                                              &name, 0);
+    params[2] = OSSL_PARAM_construct_end();
+    ok = prov->core_get_params(prov->handle, params);
+    if (ok && name != NULL)
+        *self_name = strdup(name);
+    return ok && activate != NULL;
 }
 
 /*
- * 1 if the default config file (OPENSSL_CONF, else OPENSSLDIR/openssl.cnf:
- * the one libcrypto loads into the default context) has a `random` key in
- * its init section: then the config chose the DRBG, not us.  A file that
- * does not parse counts as having none (libcrypto applied none of it).
+ * The `random` key of the default config file's [random] section (the
+ * file libcrypto loads into the default context: OPENSSL_CONF, else
+ * OPENSSLDIR/openssl.cnf), into |buf|; "" if the section is there without
+ * that key.  Returns 1 if the file has a `random` section at all: then the
+ * config chose the DRBG, not us.  A file that does not parse counts as
+ * having none (libcrypto applied none of it).
  */
-static int config_has_random(void)
+static int config_random(char *buf, size_t len)
 {
     char *file = CONF_get1_default_config_file();
     CONF *conf = NCONF_new(NULL);
-    const char *init;
+    const char *init, *sect, *name;
     int found = 0;
 
+    buf[0] = '\0';
     ERR_set_mark();
     if (file != NULL && conf != NULL && NCONF_load(conf, file, NULL) > 0) {
         init = NCONF_get_string(conf, NULL, "openssl_conf");
-        found = init != NULL && NCONF_get_string(conf, init, "random") != NULL;
+        sect = init != NULL ? NCONF_get_string(conf, init, "random") : NULL;
+        found = sect != NULL;
+        name = found ? NCONF_get_string(conf, sect, "random") : NULL;
+        if (name != NULL)
+            snprintf(buf, len, "%s", name);
     }
     ERR_pop_to_mark();
     NCONF_free(conf);
@@ -169,128 +246,38 @@ static int config_has_random(void)
     return found;
 }
 
-static void set_name(struct chacharng_library_rng *lr, int want,
-                     const char *why);
-
-/* An event that may end "alone": give the name back.  Takes lr->lock. */
-static void provider_event(struct chacharng_library_rng *lr, const char *why)
-{
-    pthread_mutex_lock(&lr->lock);
-    lr->events++;
-    if (lr->named && !lr->closed)
-        set_name(lr, 0, why);
-    pthread_mutex_unlock(&lr->lock);
-}
-
-/* Core callback: |p| was activated in our library context. */
-static int provider_activated(const OSSL_CORE_HANDLE *p, void *cbdata)
-{
-    struct chacharng_library_rng *lr = cbdata;
-
-    if (p != lr->handle)
-        provider_event(lr, "another provider was activated");
-    return 1;
-}
-
-/* Core callback: |p| was deactivated; if it is us, we are gone. */
-static int provider_deactivated(const OSSL_CORE_HANDLE *p, void *cbdata)
-{
-    struct chacharng_library_rng *lr = cbdata;
-
-    if (p == lr->handle)
-        provider_event(lr, "chacharng was deactivated");
-    return 1;
-}
-
-static int global_props_changed(const char *props, void *cbdata)
-{
-    return 1;
-}
-
-int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,
-                               const OSSL_DISPATCH *in)
-{
-    struct chacharng_library_rng *lr;
-    OSSL_FUNC_core_get_libctx_fn *get_libctx = NULL;
-    OSSL_FUNC_provider_register_child_cb_fn *reg = NULL;
-    OSSL_FUNC_provider_deregister_child_cb_fn *dereg = NULL;
-    OSSL_LIB_CTX *libctx = NULL;
-    const char *why = NULL;
-
-    for (; in != NULL && in->function_id != 0; in++) {
-        if (in->function_id == OSSL_FUNC_CORE_GET_LIBCTX)
-            get_libctx = OSSL_FUNC_core_get_libctx(in);
-        else if (in->function_id == OSSL_FUNC_PROVIDER_REGISTER_CHILD_CB)
-            reg = OSSL_FUNC_provider_register_child_cb(in);
-        else if (in->function_id == OSSL_FUNC_PROVIDER_DEREGISTER_CHILD_CB)
-            dereg = OSSL_FUNC_provider_deregister_child_cb(in);
-    }
-    /* the order matters: nothing of ours touches a foreign core's context */
-    if (!same_libcrypto(get_libctx))
-        why =
-            "loaded by a libcrypto other than the one chacharng is linked with";
-    else if ((libctx = default_libctx(prov->handle, get_libctx)) == NULL)
-        why = "a private or child library context";
-    else if (env_opted_out())
-        why = "CHACHARNG_LIBRARY_RNG opts out";
-    else if (activated_by_config(prov))
-        why = "activated from a config file";
-    else if (config_has_random())
-        why = "the config file has a random section";
-    else if (reg == NULL || dereg == NULL)
-        why = "the core has no provider callbacks";
-    if (why != NULL) {
-        CHACHARNG_DEBUG_LOG("library DRBG left alone (%s)", why);
-        return 1;
-    }
-    lr = calloc(1, sizeof(*lr));
-    if (lr == NULL || pthread_mutex_init(&lr->lock, NULL) != 0) {
-        free(lr);
-        return 1; /* the provider works without it */
-    }
-    lr->libctx = libctx;
-    lr->handle = prov->handle;
-    if (!reg(prov->handle, provider_activated, provider_deactivated,
-             global_props_changed, lr)) {
-        pthread_mutex_destroy(&lr->lock);
-        free(lr);
-        return 1;
-    }
-    lr->deregister = dereg;
-    prov->library_rng = lr;
-    return 1;
-}
-
 struct census {
-    const void *self; /* our provider context */
-    int ours, others;
+    int others;
 };
 
 static int count_provider(OSSL_PROVIDER *p, void *arg)
 {
     struct census *c = arg;
 
-    if (OSSL_PROVIDER_get0_provider_ctx(p) == c->self)
-        c->ours++;
-    else
-        c->others++;
+    (void)p;
+    c->others++;
     return 1;
 }
 
-/* 1 if this instance of chacharng is the only active provider of |lr|. */
-static int alone(const CHACHARNG_PROV_CTX *prov,
-                 const struct chacharng_library_rng *lr)
+/*
+ * 1 if no other provider of |libctx| is active.  Called from our init,
+ * before the core has put us in its store and with none of its locks
+ * held; OSSL_PROVIDER_do_all first activates the fallback (default)
+ * provider where the application kept it (OSSL_PROVIDER_try_load with
+ * retain_fallbacks), as libcrypto's own first fetch would.
+ */
+static int alone(OSSL_LIB_CTX *libctx)
 {
-    struct census c = { prov, 0, 0 };
+    struct census c = { 0 };
 
-    return OSSL_PROVIDER_do_all(lr->libctx, count_provider, &c) && c.ours == 1
-           && c.others == 0;
+    return OSSL_PROVIDER_do_all(libctx, count_provider, &c) && c.others == 0;
 }
 
 /*
  * Make the stored DRBG name ours (|want| 1) or libcrypto's default again
- * (0), because of |why| (for CHACHARNG_DEBUG).  Requires lr->lock.  A
- * refusal means the primary exists.
+ * (0), because of |why| (for CHACHARNG_DEBUG).  Requires lr->lock and the
+ * rule above (one thread, no cleanup).  A refusal means the primary
+ * exists.
  */
 static void set_name(struct chacharng_library_rng *lr, int want,
                      const char *why)
@@ -300,7 +287,7 @@ static void set_name(struct chacharng_library_rng *lr, int want,
     ERR_set_mark();
     if (want)
         ok = RAND_set_DRBG_type(lr->libctx, CHACHARNG_ALG_NAME,
-                                "provider=" CHACHARNG_NAME, NULL, NULL);
+                                LIBRARY_RNG_PROPQ, NULL, NULL);
     else
         ok = RAND_set_DRBG_type(lr->libctx, NULL, NULL, NULL, NULL);
     ERR_pop_to_mark();
@@ -315,28 +302,203 @@ static void set_name(struct chacharng_library_rng *lr, int want,
                         why);
 }
 
-int chacharng_library_rng_query(CHACHARNG_PROV_CTX *prov)
+/*
+ * An event after which libcrypto should no longer find our name: give it
+ * back, where the rule allows.  Takes lr->lock.
+ */
+static void give_back(struct chacharng_library_rng *lr, const char *why)
+{
+    if (cleanup_begun())
+        return; /* libcrypto frees the name itself, with its RAND state */
+    pthread_mutex_lock(&lr->lock);
+    if (lr->named && !lr->closed) {
+        if (single_threaded())
+            set_name(lr, 0, why);
+        else
+            CHACHARNG_DEBUG_LOG("library DRBG name kept (%s, but another "
+                                "thread may be reading it)",
+                                why);
+    }
+    pthread_mutex_unlock(&lr->lock);
+}
+
+/* Core callback: |p| was activated in our library context. */
+static int provider_activated(const OSSL_CORE_HANDLE *p, void *cbdata)
+{
+    struct chacharng_library_rng *lr = cbdata;
+
+    if (p != lr->handle)
+        give_back(lr, "another provider was activated");
+    return 1;
+}
+
+/* Core callback: |p| was deactivated; if it is us, we are gone. */
+static int provider_deactivated(const OSSL_CORE_HANDLE *p, void *cbdata)
+{
+    struct chacharng_library_rng *lr = cbdata;
+
+    if (p == lr->handle)
+        give_back(lr, "chacharng was deactivated");
+    return 1;
+}
+
+static int global_props_changed(const char *props, void *cbdata)
+{
+    (void)props;
+    (void)cbdata;
+    return 1;
+}
+
+/* Why libcrypto's choice stays as it is, or NULL if we may name ours. */
+static const char *
+left_alone_because(CHACHARNG_PROV_CTX *prov,
+                   OSSL_FUNC_core_get_libctx_fn *get_libctx,
+                   OSSL_LIB_CTX **libctx, char **self_name)
+{
+    static char why[192];
+    char random[64];
+    int has_random;
+
+    /* the order matters: nothing of ours touches a foreign core's context */
+    if (!same_libcrypto(get_libctx))
+        return "left alone (loaded by a libcrypto other than the one "
+               "chacharng is linked with)";
+    if ((*libctx = default_libctx(prov->handle, get_libctx)) == NULL)
+        return "left alone (a private or child library context)";
+    if (env_opted_out())
+        return "left alone (CHACHARNG_LIBRARY_RNG opts out)";
+    has_random = config_random(random, sizeof(random));
+    if (activated_by_config(prov, self_name) || has_random) {
+        /* the config decides: say what it chose (chacharngctl enable) */
+        snprintf(why, sizeof(why), "from the config file: %s (%s)",
+                 random[0] != '\0' ? random
+                                   : "libcrypto's default, CTR-DRBG",
+                 has_random ? "its random section"
+                            : "chacharng was activated from it, and it has "
+                              "no random section");
+        return why;
+    }
+    if (!single_threaded())
+        return "left alone (more than one thread: another may be reading "
+               "libcrypto's DRBG settings)";
+    if (!alone(*libctx))
+        return "left alone (another provider is active)";
+    return NULL;
+}
+
+int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,
+                               const OSSL_DISPATCH *in)
+{
+    struct chacharng_library_rng *lr;
+    OSSL_FUNC_core_get_libctx_fn *get_libctx = NULL;
+    OSSL_FUNC_provider_register_child_cb_fn *reg = NULL;
+    OSSL_FUNC_provider_deregister_child_cb_fn *dereg = NULL;
+    OSSL_LIB_CTX *libctx = NULL;
+    char *self_name = NULL;
+    const char *why;
+
+    for (; in != NULL && in->function_id != 0; in++) {
+        if (in->function_id == OSSL_FUNC_CORE_GET_LIBCTX)
+            get_libctx = OSSL_FUNC_core_get_libctx(in);
+        else if (in->function_id == OSSL_FUNC_PROVIDER_REGISTER_CHILD_CB)
+            reg = OSSL_FUNC_provider_register_child_cb(in);
+        else if (in->function_id == OSSL_FUNC_PROVIDER_DEREGISTER_CHILD_CB)
+            dereg = OSSL_FUNC_provider_deregister_child_cb(in);
+    }
+    why = left_alone_because(prov, get_libctx, &libctx, &self_name);
+    if (why == NULL && (reg == NULL || dereg == NULL || self_name == NULL))
+        why = "left alone (the core has no provider callbacks)";
+    if (why != NULL) {
+        CHACHARNG_DEBUG_LOG("library DRBG %s", why);
+        free(self_name);
+        return 1;
+    }
+    lr = calloc(1, sizeof(*lr));
+    if (lr == NULL || pthread_mutex_init(&lr->lock, NULL) != 0) {
+        free(lr);
+        free(self_name);
+        return 1; /* the provider works without it */
+    }
+    lr->libctx = libctx;
+    lr->handle = prov->handle;
+    lr->self_name = self_name;
+    if (!reg(prov->handle, provider_activated, provider_deactivated,
+             global_props_changed, lr)) {
+        pthread_mutex_destroy(&lr->lock);
+        free(lr->self_name);
+        free(lr);
+        return 1;
+    }
+    lr->deregister = dereg;
+    prov->library_rng = lr;
+    pthread_mutex_lock(&lr->lock);
+    set_name(lr, 1, "the only provider");
+    pthread_mutex_unlock(&lr->lock);
+    return 1;
+}
+
+int chacharng_library_rng_made(const CHACHARNG_PROV_CTX *prov,
+                               const OSSL_PARAM params[])
+{
+    const OSSL_PARAM *p;
+    const char *props = NULL;
+
+    if (prov->library_rng == NULL || params == NULL)
+        return 0;
+    p = OSSL_PARAM_locate_const(params, OSSL_DRBG_PARAM_PROPERTIES);
+    return p != NULL && OSSL_PARAM_get_utf8_string_ptr(p, &props)
+           && props != NULL && strcmp(props, LIBRARY_RNG_PROPQ) == 0;
+}
+
+/* First step of OPENSSL_cleanup: drop the pin while libcrypto is whole. */
+static void release_pin(void)
+{
+    OSSL_PROVIDER *p;
+
+    pthread_mutex_lock(&pin_lock);
+    p = pin;
+    pin = NULL;
+    pthread_mutex_unlock(&pin_lock);
+    if (p != NULL)
+        OSSL_PROVIDER_unload(p); /* the core's store still holds us */
+}
+
+void chacharng_library_rng_primary(CHACHARNG_PROV_CTX *prov)
 {
     struct chacharng_library_rng *lr = prov->library_rng;
-    unsigned long events;
-    int open, want;
+    OSSL_PROVIDER *p;
+    int first;
 
     if (lr == NULL)
-        return 0;
+        return;
     pthread_mutex_lock(&lr->lock);
-    open = !lr->closed;
-    events = lr->events;
+    first = lr->named && !lr->closed;
+    lr->closed = 1; /* the name is libcrypto's for good now */
     pthread_mutex_unlock(&lr->lock);
-    if (!open)
-        return 0;
-    want = alone(prov, lr); /* takes the core's store lock: not under ours */
-    pthread_mutex_lock(&lr->lock);
-    if (!lr->closed && lr->events == events && want != lr->named)
-        set_name(lr, want,
-                 want ? "the only provider" : "another provider is active");
-    open = !lr->closed;
-    pthread_mutex_unlock(&lr->lock);
-    return open;
+    if (!first)
+        return;
+    /*
+     * We run inside RAND_get0_primary, under libcrypto's RAND lock; finding
+     * and activating a provider takes only the store's and the provider's
+     * own locks, which libcrypto does not hold here.
+     */
+    pthread_mutex_lock(&pin_lock);
+    if (pin == NULL) {
+        ERR_set_mark();
+        p = OSSL_PROVIDER_try_load(lr->libctx, lr->self_name, 1);
+        ERR_pop_to_mark();
+        /* the handler lives in this module, which the pin keeps loaded */
+        if (p != NULL && !OPENSSL_atexit(release_pin)) {
+            OSSL_PROVIDER_unload(p);
+            p = NULL;
+        }
+        pin = p;
+        if (p != NULL)
+            CHACHARNG_DEBUG_LOG("the library DRBG is CHACHA20-DRBG for good: "
+                                "chacharng stays active until "
+                                "OPENSSL_cleanup");
+    }
+    pthread_mutex_unlock(&pin_lock);
 }
 
 void chacharng_library_rng_teardown(CHACHARNG_PROV_CTX *prov)
@@ -347,9 +509,9 @@ void chacharng_library_rng_teardown(CHACHARNG_PROV_CTX *prov)
         return;
     lr->deregister(lr->handle);
     /* unloaded before any primary was made: do not leave our name behind */
-    if (lr->named && !lr->closed)
-        set_name(lr, 0, "chacharng was unloaded");
+    give_back(lr, "chacharng was unloaded");
     pthread_mutex_destroy(&lr->lock);
+    free(lr->self_name);
     free(lr);
     prov->library_rng = NULL;
 }

@@ -242,19 +242,23 @@ void chacharng_random_teardown(CHACHARNG_PROV_CTX *prov);
  * alone (DESIGN.md sec. 8)
  * ------------------------------------------------------------------------ */
 /*
- * Decide, from the core's upcalls |in|, whether |prov| may ever name
- * CHACHA20-DRBG as its library context's DRBG.  Always returns 1: the
+ * Decide, from the core's upcalls |in|, whether |prov| names CHACHA20-DRBG
+ * as its library context's DRBG, and name it if so.  Always returns 1: the
  * provider works either way.
  */
 int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,
                                const OSSL_DISPATCH *in);
 /*
- * Called on every OSSL_OP_RAND query: name CHACHA20-DRBG while |prov| is
- * the only active provider and the primary DRBG does not exist, give the
- * name back when another provider is active.  Returns the no_cache answer:
- * 1 while the decision is still open.
+ * 1 if instantiate |params| show a DRBG that libcrypto made from the name
+ * |prov| stored (its `properties` are the ones we stored with it).
  */
-int chacharng_library_rng_query(CHACHARNG_PROV_CTX *prov);
+int chacharng_library_rng_made(const CHACHARNG_PROV_CTX *prov,
+                               const OSSL_PARAM params[]);
+/*
+ * libcrypto enabled locking on such a DRBG: it is the primary, and the
+ * name is fixed for good.  Keeps |prov| active until OPENSSL_cleanup.
+ */
+void chacharng_library_rng_primary(CHACHARNG_PROV_CTX *prov);
 /* Give back a name that no primary DRBG used yet; free the state. */
 void chacharng_library_rng_teardown(CHACHARNG_PROV_CTX *prov);
 

@@ -159,6 +159,7 @@ static int chacharng_rand_instantiate(void *vctx, unsigned int strength,
     /* params[] apply only to an instantiate that is not refused */
     if (!chacharng_rand_set_ctx_params(ctx, params))
         return 0;
+    ctx->library_made = chacharng_library_rng_made(ctx->provctx, params);
     return instantiate_locked(ctx, prediction_resistance, pstr, pstr_len);
 }
 
@@ -329,6 +330,8 @@ static int chacharng_rand_enable_locking(void *vctx)
         }
         ctx->lock = m;
     }
+    if (ctx->library_made)
+        chacharng_library_rng_primary(ctx->provctx);
     if (ctx->parent != NULL && ctx->parent_enable_locking != NULL
         && !ctx->parent_enable_locking(ctx->parent)) {
         CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_PARENT_LOCKING_FAILED,

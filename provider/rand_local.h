@@ -22,6 +22,7 @@ struct chacharng_rand_ctx {
     int state;                   /* EVP_RAND_STATE_* */
     unsigned int reseed_counter; /* bumped per (re)seed; children follow it */
     time_t reseed_time;
+    int library_made; /* made by libcrypto from our stored name */
 
     /* Parent RAND, if any, and the entry points it exported. */
     void *parent;

@@ -480,7 +480,7 @@ printf '%s\n' 'openssl_conf = init' '[init]' 'providers = prov_sect' \
     '[prov_sect]' 'chacharng = cc_sect' '[cc_sect]' 'activate = 1' >"$cfg_only"
 run litcfga OPENSSL_CONF="$cfg_only" CHACHARNG_DEBUG=1 -- rand -hex 16
 status_fail && empty_out litcfga && has litcfga err "CTR-DRBG" &&
-    has litcfga err "left alone \(activated from a config file\)"
+    has litcfga err "library DRBG from the config file: libcrypto's default, CTR-DRBG"
 verdict "chacharng activated by a config without [random]: never named, rand asks for CTR-DRBG"
 
 # ------------------------------------------------------------------------

@@ -4,7 +4,8 @@
  * library context (provider/library_rng.c, DESIGN.md section 8), and when
  * it must not: every scenario an application can run into, each in a
  * process of its own (libcrypto's RAND state lives once per process), as
- * this program re-executed with the scenario's name.  A scenario exits 0
+ * this program re-executed with the scenario's name, libcrypto allocating
+ * from test/lib/checked_heap.c (a double free aborts).  A scenario exits 0
  * when libcrypto ended up with the generator it should have, 1 otherwise,
  * and says on stderr what it saw.
  *
@@ -32,6 +33,8 @@
 #include <openssl/provider.h>
 #include <openssl/rand.h>
 
+#include "checked_heap.h"
+#include "race_window.h"
 #include "split.h"
 #include "testutil.h"
 
@@ -349,6 +352,124 @@ static int sc_two_threads(void)
     return ok && library_drbg_is(NULL, CHACHA);
 }
 
+/*
+ * The README example trimmed, as an application may end: chacharng loaded
+ * alone, CHACHA20-DRBG fetched and used, no RAND_bytes, and main returns
+ * without unloading.  Exit then runs OPENSSL_cleanup, which frees the RAND
+ * state before it tears the providers down; nothing of chacharng's may
+ * touch that state then (the checked heap aborts on a double free).  The
+ * provider stays reachable from here, so the leak checkers do not count
+ * the application's own missing unload.
+ */
+static OSSL_PROVIDER *never_unloaded;
+
+static int sc_exit_without_unload(void)
+{
+    never_unloaded = OSSL_PROVIDER_load(NULL, "chacharng");
+    return never_unloaded != NULL && explicit_fetch_works(NULL);
+}
+
+/*
+ * The first RAND call of the process in one thread while another thread
+ * loads the default provider, or unloads chacharng, right inside it: the
+ * window opens in the RAND thread at its second OSSL_PROVIDER_do_all (a
+ * provider's RAND query inside the primary DRBG's fetch) or at its first
+ * entropy read (inside the primary's instantiate), whichever comes first.
+ */
+struct first_rand {
+    pthread_barrier_t start;
+    int ok;
+};
+
+static void *first_rand_thread(void *arg)
+{
+    struct first_rand *fr = arg;
+
+    pthread_barrier_wait(&fr->start);
+    fr->ok = library_drbg_is(NULL, CHACHA);
+    rw_done();
+    return NULL;
+}
+
+/* RAND_bytes and RAND_priv_bytes succeed in a thread started now. */
+static void *new_thread_rand(void *arg)
+{
+    int *ok = arg;
+    unsigned char buf[32];
+
+    *ok = RAND_bytes(buf, sizeof(buf)) > 0
+          && RAND_priv_bytes(buf, sizeof(buf)) > 0;
+    if (!*ok) {
+        say("RAND_bytes failed in a new thread:");
+        ERR_print_errors_fp(stderr);
+    }
+    return NULL;
+}
+
+static int rand_in_new_thread(void)
+{
+    pthread_t t;
+    int ok = 0;
+
+    if (pthread_create(&t, NULL, new_thread_rand, &ok) != 0)
+        return 0;
+    pthread_join(t, NULL);
+    return ok;
+}
+
+static int race_first_rand(int unload)
+{
+    struct first_rand fr = { .ok = 0 };
+    OSSL_PROVIDER *cc = OSSL_PROVIDER_load(NULL, "chacharng");
+    pthread_t a;
+    int ok;
+
+    if (cc == NULL || pthread_barrier_init(&fr.start, NULL, 2) != 0
+        || pthread_create(&a, NULL, first_rand_thread, &fr) != 0)
+        return 0;
+    rw_arm(a, 2);
+    pthread_barrier_wait(&fr.start);
+    if (!rw_wait_open(30))
+        say("the RAND thread finished before the window opened");
+    if (unload)
+        OSSL_PROVIDER_unload(cc);
+    else
+        keep(cc);
+    ok = load(NULL, "default") != NULL;
+    rw_close();
+    pthread_join(a, NULL);
+    pthread_barrier_destroy(&fr.start);
+    if (!fr.ok)
+        say("the thread making the first RAND call did not get one whole "
+            "CHACHA20-DRBG chain");
+    return ok && fr.ok && rand_in_new_thread();
+}
+
+static int sc_race_load_default(void)
+{
+    return race_first_rand(0);
+}
+
+static int sc_race_unload(void)
+{
+    return race_first_rand(1);
+}
+
+/*
+ * chacharng alone makes the primary, is unloaded, default is loaded: new
+ * threads still get their public and private DRBGs.
+ */
+static int sc_unload_then_new_thread(void)
+{
+    OSSL_PROVIDER *cc = OSSL_PROVIDER_load(NULL, "chacharng");
+    unsigned char buf[16];
+    int ok = cc != NULL && RAND_bytes(buf, sizeof(buf)) > 0;
+
+    if (cc != NULL)
+        OSSL_PROVIDER_unload(cc);
+    return ok && load(NULL, "default") != NULL && rand_in_new_thread();
+}
+
 /* ------------------------------------------------------------------------
  * The driver: each scenario in a fresh process
  * ------------------------------------------------------------------------ */
@@ -398,6 +519,21 @@ static const struct scenario scenarios[] = {
       "fails" },
     { "two-threads", sc_two_threads, NULL, "named as the library DRBG",
       NULL /* looped below */ },
+    { "exit-without-unload", sc_exit_without_unload, NULL,
+      "named as the library DRBG",
+      "README example alone, then exit without unload or RAND call: "
+      "OPENSSL_cleanup runs, no double free" },
+    { "race-load-default", sc_race_load_default, NULL,
+      "named as the library DRBG",
+      "first RAND call in one thread while another loads default inside it: "
+      "no freed string read, one whole chain, new threads work" },
+    { "race-unload", sc_race_unload, NULL, "named as the library DRBG",
+      "first RAND call in one thread while another unloads chacharng inside "
+      "it: no freed string read, then default loaded, new threads work" },
+    { "unload-then-new-thread", sc_unload_then_new_thread, NULL,
+      "named as the library DRBG",
+      "alone, RAND_bytes, chacharng unloaded, default loaded: RAND_bytes "
+      "works in a new thread" },
 };
 
 static const struct scenario *find(const char *name)
@@ -591,6 +727,11 @@ int main(int argc, char **argv)
         if (s == NULL) {
             say("no scenario %s", argv[1]);
             return 2;
+        }
+        /* every scenario: libcrypto allocates from the checked heap */
+        if (!ch_install()) {
+            say("libcrypto allocated before the checked heap was installed");
+            return 1;
         }
         ok = s->run();
         unload_kept();
