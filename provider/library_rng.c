@@ -23,6 +23,14 @@
 #include <string.h>
 #include <unistd.h>
 
+/* glibc 2.32+: false from the first thread the process ever created on */
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define CHACHARNG_HAVE_LIBC_SINGLE_THREADED 1
+#endif
+#endif
+
 #include <openssl/conf.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -109,9 +117,11 @@ static int env_opted_out(void)
 }
 
 /*
- * 1 if this process has exactly one thread: the kernel's count in
- * /proc/self/stat (field 20; qemu-user answers it with the guest's
- * threads).  Anything unreadable counts as "more than one".
+ * 1 if this process has exactly one thread, the caller.  The C library
+ * knows for sure while the process never started a thread (and is right
+ * under qemu-user, whose own helper threads the kernel counts too);
+ * after that, the kernel's count in /proc/self/stat (field 20) decides.
+ * Anything unreadable, and qemu-user's 0 there, counts as "more than one".
  */
 static int single_threaded(void)
 {
@@ -119,6 +129,10 @@ static int single_threaded(void)
     ssize_t n;
     int fd, field;
 
+#ifdef CHACHARNG_HAVE_LIBC_SINGLE_THREADED
+    if (__libc_single_threaded)
+        return 1;
+#endif
     fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
