@@ -258,6 +258,7 @@ struct job {
     const char *what, *size; /* for error messages */
     unsigned long batch;     /* calls between two clock reads */
     double mbps[MAX_RUNS];   /* per round */
+    double fast[MAX_RUNS];   /* seconds of the round's fastest batch */
     double hz[MAX_RUNS];     /* core clock around each round; 0 if unknown */
 };
 
@@ -282,18 +283,26 @@ static void calibrate(struct job *j, unsigned char *buf)
     j->batch = batch;
 }
 
-/* MB/s of one round of |j| lasting at least |secs|. */
-static double one_round(struct job *j, unsigned char *buf, double secs)
+/*
+ * MB/s of one round of |j| lasting at least |secs|; the time of its
+ * fastest batch goes to |*fast|.
+ */
+static double one_round(struct job *j, unsigned char *buf, double secs,
+                        double *fast)
 {
     uint64_t calls = 0;
     unsigned char acc = 0;
-    double t0 = now_secs(), t1;
+    double t0 = now_secs(), t1 = t0, tb;
 
+    *fast = 1e30;
     do {
+        tb = t1;
         acc ^=
             run_batch(j->fn, j->arg, buf, j->len, j->batch, j->what, j->size);
         calls += j->batch;
         t1 = now_secs();
+        if (t1 - tb < *fast)
+            *fast = t1 - tb;
     } while (t1 - t0 < secs);
     sink ^= acc;
     return (double)calls * (double)j->len / (t1 - t0) / 1e6;
@@ -318,7 +327,7 @@ static void run_jobs(struct job *jobs, size_t n, int runs, double secs,
             struct job *j = &jobs[(i + (size_t)r) % n];
             double h0 = clock ? bench_core_hz() : 0.0;
 
-            j->mbps[r] = one_round(j, buf, secs);
+            j->mbps[r] = one_round(j, buf, secs, &j->fast[r]);
             j->hz[r] = clock ? (h0 + bench_core_hz()) / 2 : 0.0;
         }
 }
@@ -354,9 +363,13 @@ static double min_of(const double *v, int n)
 }
 
 /*
- * Core cycles per byte of each round of |j| into |cpb|: the round's
- * seconds per byte times the core clock measured around it.  0 if the
- * clock is unknown.
+ * Core cycles per byte of each round of |j| into |cpb|: the seconds per
+ * byte of the round's fastest batch times the core clock measured around
+ * the round.  The fastest batch, not the round: a batch lasts about
+ * BATCH_SECS, so on a busy machine some batch of each round likely ran
+ * without losing the CPU, which a whole round rarely does, and a cycle
+ * count should not include another process's time.  0 if the clock is
+ * unknown.
  */
 static int cycles_per_byte(const struct job *j, int runs, double *cpb)
 {
@@ -365,7 +378,7 @@ static int cycles_per_byte(const struct job *j, int runs, double *cpb)
     for (r = 0; r < runs; r++) {
         if (j->hz[r] <= 0)
             return 0;
-        cpb[r] = j->hz[r] / (j->mbps[r] * 1e6);
+        cpb[r] = j->fast[r] * j->hz[r] / ((double)j->batch * (double)j->len);
     }
     return 1;
 }
@@ -1265,11 +1278,12 @@ static void bench_raw(const struct chacha_impl *list, size_t nimpl,
         printf("\n");
     }
     if (has_clock)
-        printf("  core cycles: each round's time times the core clock"
-               " measured just before\n  and just after it (the fastest"
-               " of 7 timed chains of 40,000 dependent\n  integer adds, one"
-               " cycle each; CLOCK_MONOTONIC); about %.2f GHz here\n",
-               bench_core_hz() / 1e9);
+        printf("  core cycles: the time of each round's fastest batch of"
+               " calls (about\n  %.0f ms) times the core clock measured"
+               " just before and just after the\n  round (the fastest of 7"
+               " timed chains of 40,000 dependent integer adds,\n  one cycle"
+               " each; CLOCK_MONOTONIC); about %.2f GHz here\n",
+               BATCH_SECS * 1e3, bench_core_hz() / 1e9);
 }
 
 /*
