@@ -818,28 +818,35 @@ static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
 #define FLOOR_RUNS 21
 #define FLOOR_SECS 0.02
 
-static double floor_ratio[2] = { -1.0, -1.0 }; /* at 4 and 16 bytes */
+/* At 4 and 16 bytes: against NOOP-RAND-STD, against NOOP-RAND. */
+static double floor_ratio[2] = { -1.0, -1.0 }, bare_ratio[2] = { -1.0, -1.0 };
 
 /*
  * EVP_RAND_generate on CHACHA20-DRBG (the provider's default kernel)
  * against the same call on bench_noop's NOOP-RAND, which does no work at
  * all: what is left there is libcrypto's own cost per call, the floor no
- * provider gets under.  Both in interleaved rounds, in one process; the
- * figure is the median of the per-round ratios of the floor's time per
- * call over chacharng's (1.0: chacharng adds nothing to the floor).
+ * provider gets under; and on NOOP-RAND-STD, which answers max_request as
+ * OpenSSL's own DRBGs do.  All three in interleaved rounds, in one
+ * process; each figure is the median of the per-round ratios of the
+ * floor's time per call over chacharng's (1.0: chacharng adds nothing).
  */
 static void bench_floor(EVP_RAND *chacha, OSSL_LIB_CTX *libctx,
                         unsigned char *buf)
 {
     static const size_t lens[2] = { 4, 16 };
-    EVP_RAND_CTX *cc = EVP_RAND_CTX_new(chacha, NULL), *noop;
-    struct job jobs[2];
+    EVP_RAND_CTX *cc = EVP_RAND_CTX_new(chacha, NULL), *noop, *std;
+    struct job jobs[3];
     char err[200];
     size_t i;
+    int k;
 
-    noop = bench_noop_ctx(libctx, err, sizeof(err));
-    if (noop == NULL) {
+    noop = bench_noop_ctx(libctx, "NOOP-RAND", err, sizeof(err));
+    std = noop != NULL
+              ? bench_noop_ctx(libctx, "NOOP-RAND-STD", err, sizeof(err))
+              : NULL;
+    if (std == NULL) {
         printf("\nPer-call floor: n/a (%s)\n", err);
+        EVP_RAND_CTX_free(noop);
         EVP_RAND_CTX_free(cc);
         return;
     }
@@ -847,26 +854,33 @@ static void bench_floor(EVP_RAND *chacha, OSSL_LIB_CTX *libctx,
         || !EVP_RAND_instantiate(cc, DRBG_STRENGTH, 0, NULL, 0, NULL))
         die("instantiating CHACHA20-DRBG failed");
     printf("\nPer-call floor, EVP_RAND_generate, ns per call: median of %d"
-           " interleaved\nrounds of %.2f s, then the fastest round; floor/cc"
-           " is the median of the\nper-round ratios of the two times"
-           " (chacharng's default kernel, no parent;\nnoop: NOOP-RAND, a"
-           " built-in provider whose entry points do nothing)\n",
+           " interleaved\nrounds of %.2f s, then the fastest round;"
+           " floor/cc is the median of the\nper-round ratios of the floor's"
+           " time over chacharng's (cc: the default\nkernel, no parent;"
+           " noop: NOOP-RAND, a built-in provider whose entry points\ndo"
+           " nothing; std: NOOP-RAND-STD, the same answering max_request"
+           " through\nOSSL_PARAM_locate as OpenSSL's DRBGs do)\n",
            FLOOR_RUNS, FLOOR_SECS);
-    printf("%-9s%10s%10s%10s%10s%10s\n", "size", "cc", "noop", "fastest",
-           "fastest", "floor/cc");
+    printf("%-9s%8s%8s%8s%9s%9s%9s%10s%10s\n", "size", "cc", "noop", "std",
+           "fastest", "fastest", "fastest", "noop/cc", "std/cc");
     for (i = 0; i < 2; i++) {
         set_job(&jobs[0], gen_evp_rand, cc, lens[i], "CHACHA20-DRBG");
         set_job(&jobs[1], gen_evp_rand, noop, lens[i], "NOOP-RAND");
-        run_jobs(jobs, 2, FLOOR_RUNS, FLOOR_SECS, 0, buf);
-        floor_ratio[i] = median_ratio(&jobs[0], &jobs[1], FLOOR_RUNS);
-        printf("%-9s%10.1f%10.1f%10.1f%10.1f%10.3f\n", jobs[0].size,
-               (double)lens[i] * 1e3 / median_of(jobs[0].mbps, FLOOR_RUNS),
-               (double)lens[i] * 1e3 / median_of(jobs[1].mbps, FLOOR_RUNS),
-               (double)lens[i] * 1e3 / max_of(jobs[0].mbps, FLOOR_RUNS),
-               (double)lens[i] * 1e3 / max_of(jobs[1].mbps, FLOOR_RUNS),
-               floor_ratio[i]);
+        set_job(&jobs[2], gen_evp_rand, std, lens[i], "NOOP-RAND-STD");
+        run_jobs(jobs, 3, FLOOR_RUNS, FLOOR_SECS, 0, buf);
+        bare_ratio[i] = median_ratio(&jobs[0], &jobs[1], FLOOR_RUNS);
+        floor_ratio[i] = median_ratio(&jobs[0], &jobs[2], FLOOR_RUNS);
+        printf("%-9s", jobs[0].size);
+        for (k = 0; k < 3; k++)
+            printf("%8.1f",
+                   (double)lens[i] * 1e3 / median_of(jobs[k].mbps, FLOOR_RUNS));
+        for (k = 0; k < 3; k++)
+            printf("%9.1f",
+                   (double)lens[i] * 1e3 / max_of(jobs[k].mbps, FLOOR_RUNS));
+        printf("%10.3f%10.3f\n", bare_ratio[i], floor_ratio[i]);
         fflush(stdout);
     }
+    EVP_RAND_CTX_free(std);
     EVP_RAND_CTX_free(noop);
     EVP_RAND_CTX_free(cc);
 }
@@ -1129,10 +1143,14 @@ static void print_targets(size_t nkernels)
     b = cell("rand-def", 16, w2, sizeof(w2));
     print_ratio("RAND_bytes(16), chacharng config / default", a, w1, b, w2, 4);
 
-    print_ratio("per-call floor / DRBG time, EVP_RAND, 4 bytes", floor_ratio[0],
+    print_ratio("per-call floor (std) / DRBG time, 4 bytes", floor_ratio[0],
                 "floor not measured", 1.0, "", 0.90);
-    print_ratio("per-call floor / DRBG time, EVP_RAND, 16 bytes",
-                floor_ratio[1], "floor not measured", 1.0, "", 0.90);
+    print_ratio("per-call floor (std) / DRBG time, 16 bytes", floor_ratio[1],
+                "floor not measured", 1.0, "", 0.90);
+    print_ratio("  bare floor (noop) / DRBG time, 4 bytes", bare_ratio[0],
+                "floor not measured", 1.0, "", 0);
+    print_ratio("  bare floor (noop) / DRBG time, 16 bytes", bare_ratio[1],
+                "floor not measured", 1.0, "", 0);
 }
 
 /* ------------------------------------------------------------------------

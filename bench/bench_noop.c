@@ -6,7 +6,10 @@
  * takes the same path for both, and each does nothing: generate leaves the
  * buffer as it is, get_ctx_params answers every size_t query with 1 MiB
  * without reading the key (EVP_RAND_generate asks only for max_request).
- * Not a generator: it exists only for `make bench`.
+ * NOOP-RAND-STD is the same but answers max_request the way OpenSSL's own
+ * DRBGs do (OSSL_PARAM_locate, OSSL_PARAM_set_size_t): the floor of a
+ * provider written in the usual style.  Not generators: they exist only
+ * for `make bench`.
  */
 #include <stdio.h>
 #include <string.h>
@@ -124,6 +127,17 @@ static int noop_get_ctx_params(void *vctx, OSSL_PARAM params[])
     return 1;
 }
 
+static OSSL_FUNC_rand_get_ctx_params_fn noop_std_get_ctx_params;
+
+static int noop_std_get_ctx_params(void *vctx, OSSL_PARAM params[])
+{
+    OSSL_PARAM *p = OSSL_PARAM_locate(params, OSSL_RAND_PARAM_MAX_REQUEST);
+
+    (void)vctx;
+    return p == NULL || OSSL_PARAM_set_size_t(p, (size_t)1 << 20);
+}
+
+/* The two tables differ only in their get_ctx_params. */
 static const OSSL_DISPATCH noop_rand_functions[] = {
     { OSSL_FUNC_RAND_NEWCTX, (void (*)(void))noop_newctx },
     { OSSL_FUNC_RAND_FREECTX, (void (*)(void))noop_freectx },
@@ -139,9 +153,26 @@ static const OSSL_DISPATCH noop_rand_functions[] = {
     { 0, NULL },
 };
 
+static const OSSL_DISPATCH noop_std_rand_functions[] = {
+    { OSSL_FUNC_RAND_NEWCTX, (void (*)(void))noop_newctx },
+    { OSSL_FUNC_RAND_FREECTX, (void (*)(void))noop_freectx },
+    { OSSL_FUNC_RAND_INSTANTIATE, (void (*)(void))noop_instantiate },
+    { OSSL_FUNC_RAND_UNINSTANTIATE, (void (*)(void))noop_uninstantiate },
+    { OSSL_FUNC_RAND_GENERATE, (void (*)(void))noop_generate },
+    { OSSL_FUNC_RAND_ENABLE_LOCKING, (void (*)(void))noop_enable_locking },
+    { OSSL_FUNC_RAND_LOCK, (void (*)(void))noop_lock },
+    { OSSL_FUNC_RAND_UNLOCK, (void (*)(void))noop_unlock },
+    { OSSL_FUNC_RAND_GETTABLE_CTX_PARAMS,
+      (void (*)(void))noop_gettable_ctx_params },
+    { OSSL_FUNC_RAND_GET_CTX_PARAMS, (void (*)(void))noop_std_get_ctx_params },
+    { 0, NULL },
+};
+
 static const OSSL_ALGORITHM noop_rands[] = {
     { "NOOP-RAND", "provider=" NOOP_PROVIDER, noop_rand_functions,
       "an EVP_RAND that does nothing, for benchmarks" },
+    { "NOOP-RAND-STD", "provider=" NOOP_PROVIDER, noop_std_rand_functions,
+      "NOOP-RAND answering max_request with OSSL_PARAM_locate" },
     { NULL, NULL, NULL, NULL },
 };
 
@@ -169,7 +200,8 @@ static int noop_provider_init(const OSSL_CORE_HANDLE *handle,
     return 1;
 }
 
-EVP_RAND_CTX *bench_noop_ctx(OSSL_LIB_CTX *libctx, char *err, size_t n)
+EVP_RAND_CTX *bench_noop_ctx(OSSL_LIB_CTX *libctx, const char *name, char *err,
+                             size_t n)
 {
     EVP_RAND *rand;
     EVP_RAND_CTX *ctx;
@@ -183,11 +215,11 @@ EVP_RAND_CTX *bench_noop_ctx(OSSL_LIB_CTX *libctx, char *err, size_t n)
         ERR_clear_error();
         return NULL;
     }
-    rand = EVP_RAND_fetch(libctx, "NOOP-RAND", "provider=" NOOP_PROVIDER);
+    rand = EVP_RAND_fetch(libctx, name, "provider=" NOOP_PROVIDER);
     ctx = rand != NULL ? EVP_RAND_CTX_new(rand, NULL) : NULL;
     EVP_RAND_free(rand);
     if (ctx == NULL || !EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL)) {
-        snprintf(err, n, "NOOP-RAND set-up failed");
+        snprintf(err, n, "%s set-up failed", name);
         EVP_RAND_CTX_free(ctx);
         ERR_clear_error();
         return NULL;
