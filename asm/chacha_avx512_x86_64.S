@@ -14,12 +14,14 @@
  * overlap st (chacha.h: overlapping buffers are outside the contract, and
  * the kernels disagree on what they produce).
  *
- * Clobbers: rax, rdx, rdi, r8, flags, zmm0-zmm31 (all returned zeroed).
- * No callee-saved register is touched and rsp never moves, so the only CFI
- * is the entry frame.  Stack use: the 32-block path parks two vector
- * registers of keystream in the 128-byte red zone below rsp (allowed in a
- * leaf function by the SysV ABI); those 128 bytes are overwritten with
- * zeros before returning.
+ * Clobbers: rax, rcx, rdx, rsi, rdi, r8-r11, flags, zmm0-zmm31 (all
+ * returned zeroed where they held key or keystream).  Stack use: the
+ * 32-block path parks two vector registers of keystream in the 128-byte
+ * red zone below rsp (allowed in a leaf function by the SysV ABI); the
+ * one-block path saves rbx, rbp and r12-r15 with push/pop and keeps two
+ * state words and the two pointers in a 32-byte frame (CFI describes
+ * both); every byte of keystream or key left below the caller's rsp is
+ * overwritten with zeros before returning.
  *
  * Layout: "vertical" -- vector register i holds state word i of N
  * independent blocks, so a quarter round is plain lane-wise arithmetic and
@@ -33,10 +35,13 @@
  *   - 9..16 blocks: one 16-block batch in zmm registers;
  *   - 5..8 blocks: one 8-block batch in ymm registers;
  *   - a final 1..4 blocks: one 4-block batch in xmm registers;
- *   - a call for 1..4 blocks: the row path below, two blocks as four row
- *     registers (ymm0-12 only, so vzeroall clears it; no stack): the
- *     absorb and rekey calls of one block are latency-bound, and a
- *     vertical batch would compute four.
+ *   - a call for 2..4 blocks: the row path below, two blocks as four row
+ *     registers (ymm0-12 only, so vzeroall clears it; no stack): such
+ *     calls are latency-bound, and a vertical batch would compute four;
+ *   - a call for 1 block (absorb, the rekey block of a direct request):
+ *     the integer registers (SQR2), which on Zen 5 take half the row
+ *     path's time: a 1-cycle add, xor or rotate against a 2-cycle vector
+ *     operation on a chain that is all there is to wait for.
  * A partial batch stores only the blocks asked for.  Blocks are never
  * split, so no masked stores are needed: surplus blocks are not written.
  * Counters are per-lane 32-bit additions, which wrap modulo 2^32 without
@@ -356,7 +361,7 @@
 .endm
 
 /*
- * Row path (1..4 blocks): "horizontal" -- each 128-bit lane holds one row
+ * Row path (2..4 blocks): "horizontal" -- each 128-bit lane holds one row
  * of a block's 4x4 state (a = words 0..3, b = 4..7, c = 8..11,
  * d = 12..15), the low lane block k and the high lane block k + 1, so four
  * ymm registers are two blocks.  A column round is lane-wise arithmetic on
@@ -366,7 +371,7 @@
  * xor, vprold, four times a round.  That chain leaves the vector pipes
  * mostly idle, so a second pair (blocks 2 and 3) runs interleaved at
  * little cost, and below five blocks this beats a vertical batch.  ymm
- * rather than zmm: a 1-block call is latency-bound either way, and
+ * rather than zmm: a 2-block call is latency-bound either way, and
  * 256-bit operations keep the core out of its 512-bit power state.
  * Registers: ymm0-3 and ymm4-7 the two pairs, ymm8-11 the input rows,
  * ymm12 the second pair's counter row at the end.
@@ -437,6 +442,52 @@
         jnz     1b
 .endm
 
+/*
+ * One-block path: a single block in the general-purpose registers.  On
+ * cores where a dependent vector operation takes two cycles (Zen 5), the
+ * row path's chain of 240 dependent operations costs about twice what the
+ * same chain costs on the one-cycle integer ALUs, and a one-block call
+ * (absorb, the rekey block of a direct request) is nothing but that
+ * chain.  Words: a = eax, ebx, ecx, edx; b = r8d-r11d; d = r12d-r15d; two
+ * words of c in esi and edi, the other two in the frame, swapped in after
+ * each pair of quarter rounds (as in the classic scalar x86_64 ChaCha
+ * layout: fifteen registers cannot hold sixteen words and a pointer).
+ * The two pairs of a half round are independent, so renaming runs all
+ * four chains at once though the code has two at a time.
+ */
+.macro SQR2 a0,b0,c0,d0, a1,b1,c1,d1
+        addl    \b0, \a0
+        addl    \b1, \a1
+        xorl    \a0, \d0
+        xorl    \a1, \d1
+        roll    $16, \d0
+        roll    $16, \d1
+        addl    \d0, \c0
+        addl    \d1, \c1
+        xorl    \c0, \b0
+        xorl    \c1, \b1
+        roll    $12, \b0
+        roll    $12, \b1
+        addl    \b0, \a0
+        addl    \b1, \a1
+        xorl    \a0, \d0
+        xorl    \a1, \d1
+        roll    $8, \d0
+        roll    $8, \d1
+        addl    \d0, \c0
+        addl    \d1, \c1
+        xorl    \c0, \b0
+        xorl    \c1, \b1
+        roll    $7, \b0
+        roll    $7, \b1
+.endm
+
+/* Frame of the one-block path, above the six saved registers. */
+#define S1_C(i) (4 * ((i) - 8))     /* words 8..11 while out of esi/edi */
+#define S1_OUT 16
+#define S1_ST 24
+#define S1_FRAME 32
+
 /* Store block j from the low (L = 0) or high (L = 1) lanes of a..d. */
 .macro RSTORE j, L, a, b, c, d
         .if \L == 0
@@ -457,6 +508,8 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx512)
         LANDING_PAD
         testq   %rdx, %rdx
         jz      .Lnothing               /* no vector register touched yet */
+        cmpq    $1, %rdx
+        je      .Lone
         cmpq    $4, %rdx
         jbe     .Lrows
         movl    48(%rsi), %r8d          /* st[12]: counter of the next batch */
@@ -595,7 +648,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx512)
 .Lnothing:
         ret
 
-        /* 1..4 blocks: the row path, ymm0-12 only, no stack. */
+        /* 2..4 blocks: the row path, ymm0-12 only, no stack. */
 .Lrows:
         vbroadcasti32x4 0(%rsi), %ymm8
         vbroadcasti32x4 16(%rsi), %ymm9
@@ -631,12 +684,153 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx512)
         {evex} vpaddd %ymm10, %ymm2, %ymm2
         {evex} vpaddd %ymm11, %ymm3, %ymm3
         RSTORE  0, 0, 0, 1, 2, 3
-        cmpl    $1, %edx
-        je      .Lrows_done
-        RSTORE  1, 1, 0, 1, 2, 3
-.Lrows_done:
+        RSTORE  1, 1, 0, 1, 2, 3        /* at least 2 blocks here */
         /* Only ymm0-12 were written here: vzeroall clears them all. */
         vzeroall
+        ret
+
+        /*
+         * One block in the integer registers (see SQR2).  Saves the six
+         * callee-saved registers it uses; the frame holds two words of
+         * row c and the two pointers, and is wiped before it is released.
+         */
+.Lone:
+        pushq   %rbx
+        .cfi_adjust_cfa_offset 8
+        .cfi_offset %rbx, -16
+        pushq   %rbp
+        .cfi_adjust_cfa_offset 8
+        .cfi_offset %rbp, -24
+        pushq   %r12
+        .cfi_adjust_cfa_offset 8
+        .cfi_offset %r12, -32
+        pushq   %r13
+        .cfi_adjust_cfa_offset 8
+        .cfi_offset %r13, -40
+        pushq   %r14
+        .cfi_adjust_cfa_offset 8
+        .cfi_offset %r14, -48
+        pushq   %r15
+        .cfi_adjust_cfa_offset 8
+        .cfi_offset %r15, -56
+        subq    $S1_FRAME, %rsp
+        .cfi_adjust_cfa_offset S1_FRAME
+        movq    %rdi, S1_OUT(%rsp)
+        movq    %rsi, S1_ST(%rsp)
+        movq    %rsi, %rbp
+        movl    40(%rbp), %esi
+        movl    44(%rbp), %edi
+        movl    %esi, S1_C(10)(%rsp)
+        movl    %edi, S1_C(11)(%rsp)
+        movl    0(%rbp), %eax
+        movl    4(%rbp), %ebx
+        movl    8(%rbp), %ecx
+        movl    12(%rbp), %edx
+        movl    16(%rbp), %r8d
+        movl    20(%rbp), %r9d
+        movl    24(%rbp), %r10d
+        movl    28(%rbp), %r11d
+        movl    32(%rbp), %esi
+        movl    36(%rbp), %edi
+        movl    48(%rbp), %r12d
+        movl    52(%rbp), %r13d
+        movl    56(%rbp), %r14d
+        movl    60(%rbp), %r15d
+        movl    $10, %ebp
+        .p2align 4
+1:
+        /* columns: c8, c9 in esi, edi; then c10, c11 */
+        SQR2    %eax,%r8d,%esi,%r12d, %ebx,%r9d,%edi,%r13d
+        movl    %esi, S1_C(8)(%rsp)
+        movl    %edi, S1_C(9)(%rsp)
+        movl    S1_C(10)(%rsp), %esi
+        movl    S1_C(11)(%rsp), %edi
+        SQR2    %ecx,%r10d,%esi,%r14d, %edx,%r11d,%edi,%r15d
+        /* diagonals (0,5,10,15), (1,6,11,12) with c10, c11 still in
+         * esi, edi; then (2,7,8,13), (3,4,9,14) */
+        SQR2    %eax,%r9d,%esi,%r15d, %ebx,%r10d,%edi,%r12d
+        movl    %esi, S1_C(10)(%rsp)
+        movl    %edi, S1_C(11)(%rsp)
+        movl    S1_C(8)(%rsp), %esi
+        movl    S1_C(9)(%rsp), %edi
+        SQR2    %ecx,%r11d,%esi,%r13d, %edx,%r8d,%edi,%r14d
+        decl    %ebp
+        jnz     1b
+
+        movq    S1_ST(%rsp), %rbp
+        addl    0(%rbp), %eax
+        addl    4(%rbp), %ebx
+        addl    8(%rbp), %ecx
+        addl    12(%rbp), %edx
+        addl    16(%rbp), %r8d
+        addl    20(%rbp), %r9d
+        addl    24(%rbp), %r10d
+        addl    28(%rbp), %r11d
+        addl    32(%rbp), %esi
+        addl    36(%rbp), %edi
+        addl    48(%rbp), %r12d
+        addl    52(%rbp), %r13d
+        addl    56(%rbp), %r14d
+        addl    60(%rbp), %r15d
+        movl    %esi, S1_C(8)(%rsp)
+        movl    %edi, S1_C(9)(%rsp)
+        movl    S1_C(10)(%rsp), %esi
+        movl    S1_C(11)(%rsp), %edi
+        addl    40(%rbp), %esi
+        addl    44(%rbp), %edi
+        movq    S1_OUT(%rsp), %rbp
+        movl    %eax, 0(%rbp)
+        movl    %ebx, 4(%rbp)
+        movl    %ecx, 8(%rbp)
+        movl    %edx, 12(%rbp)
+        movl    %r8d, 16(%rbp)
+        movl    %r9d, 20(%rbp)
+        movl    %r10d, 24(%rbp)
+        movl    %r11d, 28(%rbp)
+        movl    %esi, 40(%rbp)
+        movl    %edi, 44(%rbp)
+        movl    S1_C(8)(%rsp), %esi
+        movl    S1_C(9)(%rsp), %edi
+        movl    %esi, 32(%rbp)
+        movl    %edi, 36(%rbp)
+        movl    %r12d, 48(%rbp)
+        movl    %r13d, 52(%rbp)
+        movl    %r14d, 56(%rbp)
+        movl    %r15d, 60(%rbp)
+
+        /* Every register and frame word below held keystream: zero them
+         * (the callee-saved ones get the caller's values back). */
+        xorl    %eax, %eax
+        movq    %rax, S1_C(8)(%rsp)
+        movq    %rax, S1_C(10)(%rsp)
+        xorl    %ecx, %ecx
+        xorl    %edx, %edx
+        xorl    %esi, %esi
+        xorl    %edi, %edi
+        xorl    %r8d, %r8d
+        xorl    %r9d, %r9d
+        xorl    %r10d, %r10d
+        xorl    %r11d, %r11d
+        addq    $S1_FRAME, %rsp
+        .cfi_adjust_cfa_offset -S1_FRAME
+        popq    %r15
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %r15
+        popq    %r14
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %r14
+        popq    %r13
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %r13
+        popq    %r12
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %r12
+        popq    %rbp
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %rbp
+        popq    %rbx
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %rbx
         ret
 FUNC_END(chacharng_chacha_blocks_avx512)
 

@@ -3,9 +3,12 @@
  * Single-thread throughput of CHACHA20-DRBG, once per ChaCha20 kernel, next
  * to what an application could use instead: OpenSSL's CTR-DRBG, RAND_bytes
  * with and without chacharng configured, getrandom(2), and OpenSSL's bare
- * ChaCha20 keystream.  Then each kernel called directly, and the cost of
- * kernel mixing (off against on, side by side).  MB/s (10^6 bytes
- * per second), the median of several fixed-time runs.  This is not a test:
+ * ChaCha20 keystream.  Then each kernel called directly (MB/s and core
+ * cycles per byte, the core clock measured around every round), short
+ * kernel calls, the cost of kernel mixing (off against on), and the
+ * per-call floor (against a provider that does nothing).  Every table
+ * measures its generators in interleaved rounds and prints the median and
+ * the fastest round.  MB/s is 10^6 bytes per second.  This is not a test:
  * the project's speed targets are printed for information only and the exit
  * status does not depend on them.
  */
@@ -35,6 +38,7 @@
 #include <openssl/rand.h>
 
 #include "bench_cpu.h"
+#include "bench_noop.h"
 #include "chacha.h"
 
 #define DRBG_STRENGTH 256
@@ -49,12 +53,16 @@
  */
 #define BATCH_SECS 0.001
 
-/* Timed runs per cell and their length: normal, then for -q. */
-#define RUNS_FULL 5
-#define SECS_FULL 0.15
+/*
+ * Rounds per cell and their length: normal, then for -q.  More and
+ * shorter rounds rather than a few long ones: on a shared machine a
+ * round that loses the CPU is one outlier the median discards.
+ */
+#define RUNS_FULL 9
+#define SECS_FULL 0.08
 #define RUNS_QUICK 3
-#define SECS_QUICK 0.04
-#define MAX_RUNS RUNS_FULL
+#define SECS_QUICK 0.03
+#define MAX_RUNS 32 /* the most rounds any table takes */
 
 static int opt_runs = RUNS_FULL;
 static double opt_secs = SECS_FULL;
@@ -212,11 +220,6 @@ static double tsc_rate(void)
  * Measuring
  * ------------------------------------------------------------------------ */
 
-struct result {
-    double mbps; /* median MB/s */
-    double tpb;  /* median TSC ticks per byte; < 0 if unknown */
-};
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -241,48 +244,143 @@ static unsigned char run_batch(bench_fn *fn, void *arg, unsigned char *buf,
 }
 
 /*
- * Throughput of |fn| on |len|-byte requests: the median over opt_runs runs,
- * each a loop of whole batches lasting at least opt_secs.  The batch size
- * is found first by doubling, which doubles as the warm-up (caches, branch
- * predictors, lazily seeded DRBGs, the AVX clock change).
+ * One generator at one request size, measured in rounds: each round is a
+ * loop of whole batches lasting at least the round's length, and every
+ * job of a table takes its round before any job takes its next one.  A
+ * disturbance (a neighbour's build, a clock change) then spoils one round
+ * of every job alike, never a whole cell, and the median over rounds
+ * drops it.
  */
-static struct result measure(bench_fn *fn, void *arg, unsigned char *buf,
-                             size_t len, const char *what, const char *size)
+struct job {
+    bench_fn *fn;
+    void *arg;
+    size_t len;
+    const char *what, *size; /* for error messages */
+    unsigned long batch;     /* calls between two clock reads */
+    double mbps[MAX_RUNS];   /* per round */
+    double fast[MAX_RUNS];   /* seconds of the round's fastest batch */
+    double hz[MAX_RUNS];     /* core clock around each round; 0 if unknown */
+};
+
+/*
+ * The batch size, found by doubling until a batch lasts BATCH_SECS; this
+ * doubles as the warm-up (caches, branch predictors, lazily seeded DRBGs,
+ * the AVX clock change).
+ */
+static void calibrate(struct job *j, unsigned char *buf)
 {
-    double mbps[MAX_RUNS], tpb[MAX_RUNS], t0, t1;
     unsigned long batch = 1;
-    unsigned char acc = 0;
-    struct result res;
-    int r;
+    double t0, t1;
 
     for (;;) {
         t0 = now_secs();
-        acc ^= run_batch(fn, arg, buf, len, batch, what, size);
+        sink ^= run_batch(j->fn, j->arg, buf, j->len, batch, j->what, j->size);
         t1 = now_secs();
         if (t1 - t0 >= BATCH_SECS || batch >= (1ul << 30))
             break;
         batch *= 2;
     }
-    for (r = 0; r < opt_runs; r++) {
-        uint64_t calls = 0, c0, c1;
+    j->batch = batch;
+}
 
-        c0 = read_tsc();
-        t0 = now_secs();
-        do {
-            acc ^= run_batch(fn, arg, buf, len, batch, what, size);
-            calls += batch;
-            t1 = now_secs();
-        } while (t1 - t0 < opt_secs);
-        c1 = read_tsc();
-        mbps[r] = (double)calls * (double)len / (t1 - t0) / 1e6;
-        tpb[r] = (double)(c1 - c0) / ((double)calls * (double)len);
-    }
+/*
+ * MB/s of one round of |j| lasting at least |secs|; the time of its
+ * fastest batch goes to |*fast|.
+ */
+static double one_round(struct job *j, unsigned char *buf, double secs,
+                        double *fast)
+{
+    uint64_t calls = 0;
+    unsigned char acc = 0;
+    double t0 = now_secs(), t1 = t0, tb;
+
+    *fast = 1e30;
+    do {
+        tb = t1;
+        acc ^=
+            run_batch(j->fn, j->arg, buf, j->len, j->batch, j->what, j->size);
+        calls += j->batch;
+        t1 = now_secs();
+        if (t1 - tb < *fast)
+            *fast = t1 - tb;
+    } while (t1 - t0 < secs);
     sink ^= acc;
-    qsort(mbps, (size_t)opt_runs, sizeof(mbps[0]), cmp_double);
-    qsort(tpb, (size_t)opt_runs, sizeof(tpb[0]), cmp_double);
-    res.mbps = mbps[opt_runs / 2];
-    res.tpb = tsc_usable ? tpb[opt_runs / 2] : -1.0;
-    return res;
+    return (double)calls * (double)j->len / (t1 - t0) / 1e6;
+}
+
+/*
+ * |runs| rounds of |secs| for each of the |n| jobs, round by round, the
+ * order rotating from round to round so that no job always follows the
+ * same one.  With |clock| set, the core clock is measured just before and
+ * just after each round (bench_core_hz) and their mean kept with it.
+ */
+static void run_jobs(struct job *jobs, size_t n, int runs, double secs,
+                     int clock, unsigned char *buf)
+{
+    size_t i;
+    int r;
+
+    for (i = 0; i < n; i++)
+        calibrate(&jobs[i], buf);
+    for (r = 0; r < runs; r++)
+        for (i = 0; i < n; i++) {
+            struct job *j = &jobs[(i + (size_t)r) % n];
+            double h0 = clock ? bench_core_hz() : 0.0;
+
+            j->mbps[r] = one_round(j, buf, secs, &j->fast[r]);
+            j->hz[r] = clock ? (h0 + bench_core_hz()) / 2 : 0.0;
+        }
+}
+
+/* The median and the largest of |v[0..n)| (n <= MAX_RUNS). */
+static double median_of(const double *v, int n)
+{
+    double t[MAX_RUNS];
+
+    memcpy(t, v, (size_t)n * sizeof(t[0]));
+    qsort(t, (size_t)n, sizeof(t[0]), cmp_double);
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+static double max_of(const double *v, int n)
+{
+    double m = v[0];
+    int i;
+
+    for (i = 1; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+static double min_of(const double *v, int n)
+{
+    double m = v[0];
+    int i;
+
+    for (i = 1; i < n; i++)
+        m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+/*
+ * Core cycles per byte of each round of |j| into |cpb|: the seconds per
+ * byte of the round's fastest batch times the core clock measured around
+ * the round.  The fastest batch, not the round: a batch lasts about
+ * BATCH_SECS, so on a busy machine some batch of each round likely ran
+ * without losing the CPU, which a whole round rarely does, and a cycle
+ * count should not include another process's time.  0 if the clock is
+ * unknown.
+ */
+static int cycles_per_byte(const struct job *j, int runs, double *cpb)
+{
+    int r;
+
+    for (r = 0; r < runs; r++) {
+        if (j->hz[r] <= 0)
+            return 0;
+        cpb[r] = j->fast[r] * j->hz[r] / ((double)j->batch * (double)j->len);
+    }
+    return 1;
 }
 
 /* ------------------------------------------------------------------------
@@ -639,21 +737,44 @@ static unsigned int kmix_failures(EVP_RAND_CTX *ctx)
     return n;
 }
 
+/* The median over rounds of |num|'s MB/s over |den|'s, round by round. */
+static double median_ratio(const struct job *num, const struct job *den,
+                           int runs)
+{
+    double v[MAX_RUNS];
+    int r;
+
+    for (r = 0; r < runs; r++)
+        v[r] = num->mbps[r] / den->mbps[r];
+    return median_of(v, runs);
+}
+
+/* A job calling |fn| on |arg| with |len|-byte requests. */
+static void set_job(struct job *j, bench_fn *fn, void *arg, size_t len,
+                    const char *what)
+{
+    memset(j, 0, sizeof(*j));
+    j->fn = fn;
+    j->arg = arg;
+    j->len = len;
+    j->what = what;
+    j->size = rows[row_index(len)].label;
+}
+
 /*
- * EVP_RAND_generate with mixing off and on, side by side: one run of each
- * in turn (off-on, then on-off, ...), each run as in measure(), and the
- * median of each side, into |buf|.  The heading says what the default
- * (`auto`, unless CHACHARNG_KERNEL_MIX says otherwise) is here.
+ * EVP_RAND_generate with mixing off and on, side by side in interleaved
+ * rounds (run_jobs): medians, fastest rounds and the median of the
+ * per-round ratios.  The heading says what the default (`auto`, unless
+ * CHACHARNG_KERNEL_MIX says otherwise) is here.
  */
 static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
 {
     EVP_RAND_CTX *ctx[2], *dflt = EVP_RAND_CTX_new(chacha, NULL);
     OSSL_PARAM params[2];
+    struct job jobs[2];
     int auto_pick = -1;
-    double v[2][MAX_RUNS > KMIX_RUNS ? MAX_RUNS : KMIX_RUNS];
-    int runs = opt_runs > KMIX_RUNS ? opt_runs : KMIX_RUNS, saved = opt_runs;
+    int runs = opt_runs > KMIX_RUNS ? opt_runs : KMIX_RUNS;
     size_t i;
-    int r, k;
 
     params[0] = OSSL_PARAM_construct_int("kernel_mix", &auto_pick);
     params[1] = OSSL_PARAM_construct_end();
@@ -664,39 +785,104 @@ static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
     ctx[1] = kmix_ctx(chacha, 1);
     printf("\nKernel mixing (one 32-byte getrandom per refill and per direct"
            " request),\nEVP_RAND_generate, MB/s: median of %d interleaved"
-           " runs of %.2f s each\n  default kernel_mix here: %s (C library:"
-           " %s; glibc serves getrandom\n  from the vDSO from 2.41 on, on"
-           " Linux 6.11+; before that, a system call)\n",
+           " rounds of %.2f s each,\nthen the fastest round; on/off is the"
+           " median of the per-round ratios\n  default kernel_mix here: %s"
+           " (C library: %s; glibc serves getrandom\n  from the vDSO from"
+           " 2.41 on, on Linux 6.11+; before that, a system call)\n",
            runs, opt_secs, auto_pick ? "on" : "off", libc_name());
-    printf("%-9s%10s%10s%10s\n", "size", "off", "on", "on/off");
-    opt_runs = 1;
+    printf("%-9s%10s%10s%10s%10s%10s\n", "size", "off", "on", "fastest",
+           "fastest", "on/off");
     for (i = 0; i < KMIX_ROWS; i++) {
-        const char *label = rows[row_index(kmix_lens[i])].label;
-
-        for (r = 0; r < runs; r++)
-            for (k = 0; k < 2; k++) {
-                int on = (r & 1) ? 1 - k : k;
-
-                v[on][r] = measure(gen_evp_rand, ctx[on], buf, kmix_lens[i],
-                                   on ? "mixing on" : "mixing off", label)
-                               .mbps;
-            }
-        for (k = 0; k < 2; k++)
-            qsort(v[k], (size_t)runs, sizeof(v[k][0]), cmp_double);
-        printf("%-9s%10.1f%10.1f%10.3f\n", label, v[0][runs / 2],
-               v[1][runs / 2], v[1][runs / 2] / v[0][runs / 2]);
+        set_job(&jobs[0], gen_evp_rand, ctx[0], kmix_lens[i], "mixing off");
+        set_job(&jobs[1], gen_evp_rand, ctx[1], kmix_lens[i], "mixing on");
+        run_jobs(jobs, 2, runs, opt_secs, 0, buf);
+        printf("%-9s%10.1f%10.1f%10.1f%10.1f%10.3f\n", jobs[0].size,
+               median_of(jobs[0].mbps, runs), median_of(jobs[1].mbps, runs),
+               max_of(jobs[0].mbps, runs), max_of(jobs[1].mbps, runs),
+               median_ratio(&jobs[1], &jobs[0], runs));
         fflush(stdout);
     }
-    opt_runs = saved;
     printf("  failed kernel reads while mixing: %u\n", kmix_failures(ctx[1]));
-    printf(
-        "  one read, glibc getrandom(32 bytes, GRND_NONBLOCK): %.0f ns\n",
-        32.0
-            / measure(gen_kernel_read, NULL, buf, 32, "getrandom", "32 bytes")
-                  .mbps
-            * 1e3);
+    set_job(&jobs[0], gen_kernel_read, NULL, 32, "getrandom");
+    run_jobs(jobs, 1, runs, opt_secs / 4, 0, buf);
+    printf("  one read, glibc getrandom(32 bytes, GRND_NONBLOCK): %.0f ns\n",
+           32.0 / median_of(jobs[0].mbps, runs) * 1e3);
     EVP_RAND_CTX_free(ctx[0]);
     EVP_RAND_CTX_free(ctx[1]);
+}
+
+/* ------------------------------------------------------------------------
+ * The per-call floor: chacharng against a provider that does nothing
+ * ------------------------------------------------------------------------ */
+
+#define FLOOR_RUNS 21
+#define FLOOR_SECS 0.02
+
+/* At 4 and 16 bytes: against NOOP-RAND-STD, against NOOP-RAND. */
+static double floor_ratio[2] = { -1.0, -1.0 }, bare_ratio[2] = { -1.0, -1.0 };
+
+/*
+ * EVP_RAND_generate on CHACHA20-DRBG (the provider's default kernel)
+ * against the same call on bench_noop's NOOP-RAND, which does no work at
+ * all: what is left there is libcrypto's own cost per call, the floor no
+ * provider gets under; and on NOOP-RAND-STD, which answers max_request as
+ * OpenSSL's own DRBGs do.  All three in interleaved rounds, in one
+ * process; each figure is the median of the per-round ratios of the
+ * floor's time per call over chacharng's (1.0: chacharng adds nothing).
+ */
+static void bench_floor(EVP_RAND *chacha, OSSL_LIB_CTX *libctx,
+                        unsigned char *buf)
+{
+    static const size_t lens[2] = { 4, 16 };
+    EVP_RAND_CTX *cc = EVP_RAND_CTX_new(chacha, NULL), *noop, *std;
+    struct job jobs[3];
+    char err[200];
+    size_t i;
+    int k;
+
+    noop = bench_noop_ctx(libctx, "NOOP-RAND", err, sizeof(err));
+    std = noop != NULL
+              ? bench_noop_ctx(libctx, "NOOP-RAND-STD", err, sizeof(err))
+              : NULL;
+    if (std == NULL) {
+        printf("\nPer-call floor: n/a (%s)\n", err);
+        EVP_RAND_CTX_free(noop);
+        EVP_RAND_CTX_free(cc);
+        return;
+    }
+    if (cc == NULL
+        || !EVP_RAND_instantiate(cc, DRBG_STRENGTH, 0, NULL, 0, NULL))
+        die("instantiating CHACHA20-DRBG failed");
+    printf("\nPer-call floor, EVP_RAND_generate, ns per call: median of %d"
+           " interleaved\nrounds of %.2f s, then the fastest round;"
+           " floor/cc is the median of the\nper-round ratios of the floor's"
+           " time over chacharng's (cc: the default\nkernel, no parent;"
+           " noop: NOOP-RAND, a built-in provider whose entry points\ndo"
+           " nothing; std: NOOP-RAND-STD, the same answering max_request"
+           " through\nOSSL_PARAM_locate as OpenSSL's DRBGs do)\n",
+           FLOOR_RUNS, FLOOR_SECS);
+    printf("%-9s%8s%8s%8s%9s%9s%9s%10s%10s\n", "size", "cc", "noop", "std",
+           "fastest", "fastest", "fastest", "noop/cc", "std/cc");
+    for (i = 0; i < 2; i++) {
+        set_job(&jobs[0], gen_evp_rand, cc, lens[i], "CHACHA20-DRBG");
+        set_job(&jobs[1], gen_evp_rand, noop, lens[i], "NOOP-RAND");
+        set_job(&jobs[2], gen_evp_rand, std, lens[i], "NOOP-RAND-STD");
+        run_jobs(jobs, 3, FLOOR_RUNS, FLOOR_SECS, 0, buf);
+        bare_ratio[i] = median_ratio(&jobs[0], &jobs[1], FLOOR_RUNS);
+        floor_ratio[i] = median_ratio(&jobs[0], &jobs[2], FLOOR_RUNS);
+        printf("%-9s", jobs[0].size);
+        for (k = 0; k < 3; k++)
+            printf("%8.1f",
+                   (double)lens[i] * 1e3 / median_of(jobs[k].mbps, FLOOR_RUNS));
+        for (k = 0; k < 3; k++)
+            printf("%9.1f",
+                   (double)lens[i] * 1e3 / max_of(jobs[k].mbps, FLOOR_RUNS));
+        printf("%10.3f%10.3f\n", bare_ratio[i], floor_ratio[i]);
+        fflush(stdout);
+    }
+    EVP_RAND_CTX_free(std);
+    EVP_RAND_CTX_free(noop);
+    EVP_RAND_CTX_free(cc);
 }
 
 /* ------------------------------------------------------------------------
@@ -740,11 +926,19 @@ static void print_header(const char *conf, const char *provider_impl)
                chacha_impl_supported(&list[i]) ? "" : " (CPU lacks it)");
     printf("\n          provider default: %s\n", provider_impl);
     printf("config:   %s\n", conf != NULL ? conf : "(none)");
-    printf("timing:   single thread, median of %d runs of %.2f s per cell,"
-           " CLOCK_MONOTONIC\n",
+    printf("timing:   single thread, CLOCK_MONOTONIC; every table interleaves"
+           " its\n          generators round by round (%d rounds of %.2f s"
+           " per cell unless\n          a table says otherwise) and shows"
+           " the median and the fastest round\n",
            opt_runs, opt_secs);
+    if (bench_core_hz() > 0)
+        printf("clock:    core %.2f GHz now, measured (timed chains of"
+               " dependent adds,\n          one cycle each), again around"
+               " every round of the kernel table\n",
+               bench_core_hz() / 1e9);
     if (tsc_usable)
-        printf("tsc:      %.3f GHz (constant, nonstop)\n", tsc_rate() / 1e9);
+        printf("tsc:      %.3f GHz (constant, nonstop; not the core clock)\n",
+               tsc_rate() / 1e9);
     printf("units:    MB/s = 10^6 bytes per second\n");
 }
 
@@ -838,7 +1032,9 @@ static const size_t raw_blocks[RAW_SIZES] = { 16, 1024, 16384 };
 
 struct raw_row {
     const char *name;
-    struct result res[RAW_SIZES];
+    double mbps[RAW_SIZES], best[RAW_SIZES];    /* median, fastest MB/s */
+    double cpb[RAW_SIZES], cpb_best[RAW_SIZES]; /* core cycles/byte; < 0:
+                                                   unknown */
 };
 
 static struct raw_row raw[MAX_COLUMNS];
@@ -851,7 +1047,7 @@ static double raw_cell(const char *name, size_t k, char *why, size_t n)
 
     for (i = 0; i < nraw; i++)
         if (strcmp(raw[i].name, name) == 0)
-            return raw[i].res[k].mbps;
+            return raw[i].mbps[k];
     why_missing(name, why, n);
     return -1.0;
 }
@@ -946,6 +1142,15 @@ static void print_targets(size_t nkernels)
     a = cell("rand-cc", 16, w1, sizeof(w1));
     b = cell("rand-def", 16, w2, sizeof(w2));
     print_ratio("RAND_bytes(16), chacharng config / default", a, w1, b, w2, 4);
+
+    print_ratio("per-call floor (std) / DRBG time, 4 bytes", floor_ratio[0],
+                "floor not measured", 1.0, "", 0.90);
+    print_ratio("per-call floor (std) / DRBG time, 16 bytes", floor_ratio[1],
+                "floor not measured", 1.0, "", 0.90);
+    print_ratio("  bare floor (noop) / DRBG time, 4 bytes", bare_ratio[0],
+                "floor not measured", 1.0, "", 0);
+    print_ratio("  bare floor (noop) / DRBG time, 16 bytes", bare_ratio[1],
+                "floor not measured", 1.0, "", 0);
 }
 
 /* ------------------------------------------------------------------------
@@ -960,9 +1165,10 @@ static void usage(void)
             " %d of %.2f s)\n"
             "  -c COLUMNS  comma-separated columns to measure: kernel names,"
             "\n              ctr-drbg, rand-def, rand-cc, getrandom,"
-            " chacha20, raw, kmix\n"
-            "              (raw = the direct kernel table, kmix = kernel"
-            " mixing off/on);\n              default all\n"
+            " chacha20, raw, kmix,\n              floor (raw = the direct"
+            " kernel table, kmix = kernel mixing\n              off/on,"
+            " floor = per call against a do-nothing provider);\n"
+            "              default all\n"
             "  CONFIG      openssl.cnf.sample for the rand-cc column"
             " (or set " ENV_CONF ")\n"
             "Set OPENSSL_MODULES to the directory holding chacharng.so.\n",
@@ -1012,14 +1218,97 @@ static void check_selection(const char *list, const char *const *known,
     }
 }
 
+/* "MB/s [c/B]", 22 wide; the bracket only when the clock is known. */
+static void print_raw_cell(double mbps, double cpb)
+{
+    if (cpb > 0)
+        printf("%13.1f [%5.3f]", mbps, cpb);
+    else
+        printf("%22.1f", mbps);
+}
+
+/*
+ * Every kernel the CPU runs, called directly, and EVP ChaCha20 beside
+ * them, interleaved round by round at each size, with the core clock
+ * measured around every round: MB/s and core cycles per byte, medians and
+ * fastest rounds.
+ */
+static void bench_raw(const struct chacha_impl *list, size_t nimpl,
+                      EVP_CIPHER_CTX *evp, unsigned char *buf)
+{
+    static const uint8_t key[32] = { 7 }, nonce[12] = { 9 };
+    static struct raw_arg arg[MAX_COLUMNS];
+    struct job jobs[MAX_COLUMNS];
+    double cpb[MAX_RUNS];
+    int has_clock = bench_core_hz() > 0;
+    size_t i, k, n = 0;
+
+    for (i = nimpl; i-- > 0 && n < MAX_COLUMNS - 1;) {
+        if (!chacha_impl_supported(&list[i]))
+            continue;
+        arg[n].impl = &list[i];
+        chacha_state_init(arg[n].state, key, 0, nonce);
+        raw[n++].name = list[i].name;
+    }
+    if (evp != NULL)
+        raw[n++].name = "EVP ChaCha20";
+    nraw = n;
+    printf("\nChaCha20 kernels called directly: MB/s%s, median of %d"
+           " interleaved rounds\nof %.2f s, then the fastest round\n",
+           has_clock ? " [core cycles per byte]" : "", opt_runs, opt_secs);
+    printf("%-13s%22s%22s%22s\n", "kernel", "16 blocks (1 KiB)",
+           "1024 (64 KiB)", "16384 (1 MiB)");
+    for (k = 0; k < RAW_SIZES; k++) {
+        for (i = 0; i < n; i++) {
+            memset(&jobs[i], 0, sizeof(jobs[i]));
+            jobs[i].len = raw_blocks[k] * 64;
+            jobs[i].what = raw[i].name;
+            jobs[i].size = "raw";
+            if (evp != NULL && i == n - 1) {
+                if (!rewind_evp_chacha20(evp))
+                    die("EVP ChaCha20: rewinding failed");
+                jobs[i].fn = gen_evp_chacha20;
+                jobs[i].arg = evp;
+            } else {
+                arg[i].nblocks = raw_blocks[k];
+                jobs[i].fn = gen_raw_kernel;
+                jobs[i].arg = &arg[i];
+            }
+        }
+        run_jobs(jobs, n, opt_runs, opt_secs, has_clock, buf);
+        for (i = 0; i < n; i++) {
+            raw[i].mbps[k] = median_of(jobs[i].mbps, opt_runs);
+            raw[i].best[k] = max_of(jobs[i].mbps, opt_runs);
+            raw[i].cpb[k] = raw[i].cpb_best[k] = -1.0;
+            if (cycles_per_byte(&jobs[i], opt_runs, cpb)) {
+                raw[i].cpb[k] = median_of(cpb, opt_runs);
+                raw[i].cpb_best[k] = min_of(cpb, opt_runs);
+            }
+        }
+    }
+    for (i = 0; i < n; i++) {
+        printf("%-13s", raw[i].name);
+        for (k = 0; k < RAW_SIZES; k++)
+            print_raw_cell(raw[i].mbps[k], raw[i].cpb[k]);
+        printf("\n%-13s", "  fastest");
+        for (k = 0; k < RAW_SIZES; k++)
+            print_raw_cell(raw[i].best[k], raw[i].cpb_best[k]);
+        printf("\n");
+    }
+    if (has_clock)
+        printf("  core cycles: the time of each round's fastest batch of"
+               " calls (about\n  %.0f ms) times the core clock measured"
+               " just before and just after the\n  round (the fastest of 7"
+               " timed chains of 40,000 dependent integer adds,\n  one cycle"
+               " each; CLOCK_MONOTONIC); about %.2f GHz here\n",
+               BATCH_SECS * 1e3, bench_core_hz() / 1e9);
+}
+
 /*
  * Short kernel calls: absorb and the direct path's rekey each ask a kernel
  * for one block, so a wide kernel must not lose to the generic one there.
- * ns per call of 1, 2 and 3 blocks for every kernel the CPU runs, each run
- * of every kernel in turn (the order rotating from run to run, so drift
- * hits all alike), medians of SHORT_RUNS runs.  Many short runs rather
- * than a few long ones: on a loaded machine a run that loses the CPU is
- * then one outlier the median discards.
+ * ns per call of 1, 2 and 3 blocks for every kernel the CPU runs, in
+ * SHORT_RUNS interleaved rounds (run_jobs).
  */
 #define SHORT_RUNS 15
 #define SHORT_SECS 0.02
@@ -1029,12 +1318,11 @@ static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
                               unsigned char *buf)
 {
     static const uint8_t key[32] = { 7 }, nonce[12] = { 9 };
-    struct raw_arg arg[MAX_COLUMNS];
-    double ns[MAX_COLUMNS][SHORT_SIZES][SHORT_RUNS];
-    double saved_secs = opt_secs;
-    int runs = SHORT_RUNS, saved = opt_runs;
+    static struct raw_arg arg[MAX_COLUMNS];
+    struct job jobs[MAX_COLUMNS];
+    double ns[MAX_COLUMNS][SHORT_SIZES], best[MAX_COLUMNS][SHORT_SIZES];
+    double secs = opt_secs < SHORT_SECS ? opt_secs : SHORT_SECS;
     size_t n = 0, i, k;
-    int r;
 
     for (i = 0; i < nimpl && n < MAX_COLUMNS; i++) {
         if (!chacha_impl_supported(&list[i]))
@@ -1043,31 +1331,35 @@ static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
         chacha_state_init(arg[n].state, key, 0, nonce);
         n++;
     }
-    opt_runs = 1;
-    opt_secs = opt_secs < SHORT_SECS ? opt_secs : SHORT_SECS;
-    for (k = 0; k < SHORT_SIZES; k++)
-        for (r = 0; r < runs; r++)
-            for (i = 0; i < n; i++) {
-                struct raw_arg *a = &arg[(i + (size_t)r) % n];
-
-                a->nblocks = k + 1;
-                ns[(i + (size_t)r) % n][k][r] =
-                    (double)(k + 1) * 64.0 * 1e3
-                    / measure(gen_raw_kernel, a, buf, (k + 1) * 64,
-                              a->impl->name, "short call")
-                          .mbps;
-            }
-    opt_runs = saved;
-    opt_secs = saved_secs;
+    for (k = 0; k < SHORT_SIZES; k++) {
+        for (i = 0; i < n; i++) {
+            memset(&jobs[i], 0, sizeof(jobs[i]));
+            arg[i].nblocks = k + 1;
+            jobs[i].fn = gen_raw_kernel;
+            jobs[i].arg = &arg[i];
+            jobs[i].len = (k + 1) * 64;
+            jobs[i].what = arg[i].impl->name;
+            jobs[i].size = "short call";
+        }
+        run_jobs(jobs, n, SHORT_RUNS, secs, 0, buf);
+        for (i = 0; i < n; i++) {
+            ns[i][k] =
+                (double)jobs[i].len * 1e3 / median_of(jobs[i].mbps, SHORT_RUNS);
+            best[i][k] =
+                (double)jobs[i].len * 1e3 / max_of(jobs[i].mbps, SHORT_RUNS);
+        }
+    }
     printf("\nShort kernel calls, ns per call (wall clock): median of %d"
-           " interleaved runs\n%-13s%10s%10s%10s\n",
-           runs, "kernel", "1 block", "2 blocks", "3 blocks");
+           " interleaved rounds,\nthen the fastest round\n"
+           "%-13s%10s%10s%10s\n",
+           SHORT_RUNS, "kernel", "1 block", "2 blocks", "3 blocks");
     for (i = 0; i < n; i++) {
         printf("%-13s", arg[i].impl->name);
-        for (k = 0; k < SHORT_SIZES; k++) {
-            qsort(ns[i][k], (size_t)runs, sizeof(ns[i][k][0]), cmp_double);
-            printf("%10.1f", ns[i][k][runs / 2]);
-        }
+        for (k = 0; k < SHORT_SIZES; k++)
+            printf("%10.1f", ns[i][k]);
+        printf("\n%-13s", "  fastest");
+        for (k = 0; k < SHORT_SIZES; k++)
+            printf("%10.1f", best[i][k]);
         printf("\n");
     }
     /* speed against the generic kernel, always compiled in and listed last */
@@ -1076,16 +1368,59 @@ static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
 
         snprintf(what, sizeof(what), "%s/generic speed, 1-block kernel call",
                  arg[i].impl->name);
-        print_ratio(what, ns[n - 1][0][runs / 2], "", ns[i][0][runs / 2], "",
-                    0.95);
+        print_ratio(what, ns[n - 1][0], "", ns[i][0], "", 0.95);
     }
+}
+
+/*
+ * One row of the request table: every column that runs, round by round;
+ * the medians go to the columns for the targets.
+ */
+static void bench_row(size_t row, unsigned char *buf)
+{
+    struct job jobs[MAX_COLUMNS];
+    size_t map[MAX_COLUMNS], n = 0, j, k;
+
+    for (j = 0; j < ncols; j++) {
+        struct column *col = &cols[j];
+
+        if (col->fn == NULL)
+            continue;
+        if (col->rewind != NULL && !col->rewind(col->arg))
+            die("%s: rewinding failed", col->title);
+        memset(&jobs[n], 0, sizeof(jobs[n]));
+        jobs[n].fn = col->fn;
+        jobs[n].arg = col->arg;
+        jobs[n].len = rows[row].len;
+        jobs[n].what = col->title;
+        jobs[n].size = rows[row].label;
+        map[n++] = j;
+    }
+    run_jobs(jobs, n, opt_runs, opt_secs, 0, buf);
+    for (k = 0; k < n; k++)
+        cols[map[k]].mbps[row] = median_of(jobs[k].mbps, opt_runs);
+    printf("%-9s", rows[row].label);
+    for (j = 0, k = 0; j < ncols; j++)
+        if (k < n && map[k] == j)
+            printf("%10.1f", cols[j].mbps[row]), k++;
+        else
+            printf("%10s", "n/a");
+    printf("\n%-9s", "  fastest");
+    for (j = 0, k = 0; j < ncols; j++)
+        if (k < n && map[k] == j)
+            printf("%10.1f", max_of(jobs[k].mbps, opt_runs)), k++;
+        else
+            printf("%10s", "");
+    printf("\n");
+    fflush(stdout);
 }
 
 int main(int argc, char **argv)
 {
     static const char *const fixed_cols[] = {
-        "ctr-drbg", "rand-def", "rand-cc", "getrandom", "chacha20", "raw",
-        "kmix",     "generic",  "sse2",    "avx2",      "avx512",   "neon"
+        "ctr-drbg", "rand-def", "rand-cc", "getrandom", "chacha20",
+        "raw",      "kmix",     "floor",   "generic",   "sse2",
+        "avx2",     "avx512",   "neon"
     };
     static struct column evp_only; /* EVP ChaCha20 for the raw table only */
     const struct chacha_impl *list;
@@ -1201,85 +1536,31 @@ int main(int argc, char **argv)
     print_header(conf, provider_impl);
 
     /*
-     * Row by row, every column before the next row, so that slow drift
-     * (clock changes, neighbours on a shared host) spreads over all
-     * columns instead of landing on one.
+     * Row by row, every column before the next row, and within a row
+     * round by round (run_jobs), so that slow drift (clock changes,
+     * neighbours on a shared host) spreads over all columns instead of
+     * landing on one.
      */
-    printf("\nRequest throughput, MB/s\n%-9s", "size");
+    printf("\nRequest throughput, MB/s: per size, the median of the"
+           " interleaved rounds,\nthen the fastest round\n%-9s",
+           "size");
     for (j = 0; j < ncols; j++)
         printf("%10s", cols[j].title);
     printf("\n");
     fflush(stdout);
-    for (i = 0; i < NROWS; i++) {
-        printf("%-9s", rows[i].label);
-        for (j = 0; j < ncols; j++) {
-            struct column *col = &cols[j];
-
-            if (col->fn == NULL) {
-                printf("%10s", "n/a");
-                continue;
-            }
-            if (col->rewind != NULL && !col->rewind(col->arg))
-                die("%s: rewinding failed", col->title);
-            col->mbps[i] = measure(col->fn, col->arg, buf, rows[i].len,
-                                   col->title, rows[i].label)
-                               .mbps;
-            printf("%10.1f", col->mbps[i]);
-            fflush(stdout);
-        }
-        printf("\n");
-    }
+    for (i = 0; i < NROWS; i++)
+        bench_row(i, buf);
     print_legend(nkernels);
 
     /* The kernels alone: what the DRBG can at best approach. */
     if (selected(pick, "raw")) {
-        for (i = nimpl; i-- > 0 && nraw < MAX_COLUMNS - 1;) {
-            struct raw_arg arg;
-            static const uint8_t key[32] = { 7 }, nonce[12] = { 9 };
-
-            if (!chacha_impl_supported(&list[i]))
-                continue;
-            arg.impl = &list[i];
-            chacha_state_init(arg.state, key, 0, nonce);
-            raw[nraw].name = list[i].name;
-            for (j = 0; j < RAW_SIZES; j++) {
-                arg.nblocks = raw_blocks[j];
-                raw[nraw].res[j] =
-                    measure(gen_raw_kernel, &arg, buf, raw_blocks[j] * 64,
-                            list[i].name, "raw");
-            }
-            nraw++;
-        }
-        if (evp != NULL) {
-            raw[nraw].name = "EVP ChaCha20";
-            for (j = 0; j < RAW_SIZES; j++) {
-                if (!rewind_evp_chacha20(evp))
-                    die("EVP ChaCha20: rewinding failed");
-                raw[nraw].res[j] =
-                    measure(gen_evp_chacha20, evp, buf, raw_blocks[j] * 64,
-                            "EVP ChaCha20", "raw");
-            }
-            nraw++;
-        }
-        printf("\nChaCha20 kernels called directly, MB/s%s\n",
-               tsc_usable ? " [TSC ticks/byte]" : "");
-        printf("%-13s%20s%20s%20s\n", "kernel", "16 blocks (1 KiB)",
-               "1024 (64 KiB)", "16384 (1 MiB)");
-        for (i = 0; i < nraw; i++) {
-            printf("%-13s", raw[i].name);
-            for (j = 0; j < RAW_SIZES; j++) {
-                if (tsc_usable)
-                    printf("%11.1f [%5.2f]", raw[i].res[j].mbps,
-                           raw[i].res[j].tpb);
-                else
-                    printf("%20.1f", raw[i].res[j].mbps);
-            }
-            printf("\n");
-        }
+        bench_raw(list, nimpl, evp, buf);
         bench_short_calls(list, nimpl, buf);
     }
     if (selected(pick, "kmix"))
         bench_kernel_mix(chacha, buf);
+    if (selected(pick, "floor"))
+        bench_floor(chacha, libctx, buf);
     print_targets(nkernels);
     fflush(stdout);
 

@@ -18,4 +18,12 @@ int bench_cpuinfo_field(const char *key, char *out, size_t n);
  */
 void bench_cpu_describe(char *out, size_t n);
 
+/*
+ * The core clock in Hz right now, from a timed chain of dependent integer
+ * additions (one cycle each); 0 where the chain is not written for the
+ * architecture.  About 0.1 ms per call.  Frequency changes make it a
+ * figure for this moment: take it next to what it converts.
+ */
+double bench_core_hz(void);
+
 #endif
