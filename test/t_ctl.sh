@@ -419,6 +419,54 @@ for step in enable disable; do
 done
 
 # ------------------------------------------------------------------------
+# status --processes: what running processes have mapped
+# ------------------------------------------------------------------------
+# wait_mapped PID: until PID maps a chacharng.so (at most 10 s)
+wait_mapped() {
+    for _ in $(seq 100); do
+        grep -q '/chacharng\.so' "/proc/$1/maps" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+mkdir -p "$tmp/pmods"
+cp "$abs_top_builddir/.libs/chacharng.so" "$tmp/pmods/chacharng.so"
+cp "$orig" "$cnf"
+# two processes that stay: one with chacharng loaded, one without
+sleep 30 | $OPENSSL dgst -provider-path "$tmp/pmods" -provider chacharng -provider default >/dev/null 2>&1 &
+with=$!
+sleep 30 | OPENSSL_CONF=/dev/null $OPENSSL dgst >/dev/null 2>&1 &
+without=$!
+if wait_mapped "$with"; then
+    last=processes
+    OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes
+    expect "status --processes: a process with the module now installed" \
+        eval '[ "$rc" = 0 ] && grep -Eq "^  $with +openssl +$tmp/pmods/chacharng.so: the module now installed$" "$tmp/$last.out"'
+    expect "status --processes: a process with libcrypto and no chacharng" \
+        eval 'sed -n "/^processes with libcrypto but no chacharng/,\$p" "$tmp/$last.out" | grep -Eq "^  $without +openssl$"'
+    # an upgrade replaces the file by rename: the running copy is deleted
+    cp "$tmp/pmods/chacharng.so" "$tmp/pmods/.new" && mv -f "$tmp/pmods/.new" "$tmp/pmods/chacharng.so"
+    last=processes-upgraded
+    OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes
+    expect "status --processes after an upgrade: the process runs a deleted copy, restart it" \
+        eval 'grep -Eq "^  $with +openssl +$tmp/pmods/chacharng.so: a deleted copy .*restart it$" "$tmp/$last.out" &&
+            grep -q "^1 process(es) still run an old chacharng" "$tmp/$last.out"'
+else
+    not_ok "status --processes: openssl dgst -provider chacharng never mapped the module"
+    skip "status --processes: no process to look at"
+    skip "status --processes: no process to look at"
+fi
+kill "$with" "$without" 2>/dev/null
+wait "$with" "$without" 2>/dev/null
+last=enable-restart
+cp "$orig" "$cnf"
+ctl "$last" --config "$cnf" enable
+expect "enable says running programs keep their generator until restarted, and that reload may not do" \
+    eval 'grep -q "until they are restarted" "$tmp/$last.out" && grep -q "reload is not enough" "$tmp/$last.out"'
+ctl "$last" --config "$cnf" disable
+expect "disable says it too" grep -q "until they are restarted" "$tmp/$last.out"
+
+# ------------------------------------------------------------------------
 # as root: a full file system, and the system file
 # ------------------------------------------------------------------------
 # inns SCRIPT ARG...: bash -c SCRIPT ARG... in a mount namespace of its own
