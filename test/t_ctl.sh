@@ -419,6 +419,52 @@ for step in enable disable; do
 done
 
 # ------------------------------------------------------------------------
+# Node.js: reads the section nodejs_conf names, not openssl_conf
+# ------------------------------------------------------------------------
+# with a node that links the system libcrypto (Debian's nodejs package;
+# a node with its own OpenSSL built in never reads this file's providers)
+node_bin=$(command -v nodejs || command -v node)
+# shellcheck disable=SC2016 # JavaScript
+node_js='require("crypto").randomBytes(16);
+const m = require("fs").readFileSync("/proc/self/maps", "utf8");
+console.log(/\/chacharng\.so$/m.test(m) ? "chacharng mapped" : "chacharng not mapped")'
+# node_maps: what a node under $cnf has mapped after crypto.randomBytes
+node_maps() {
+    OPENSSL_CONF=$cnf "$node_bin" -e "$node_js" 2>&1
+}
+if [ -n "$node_bin" ] && ldd "$node_bin" 2>/dev/null | grep -q 'libcrypto\.so\.3 => /'; then
+    cp "$orig" "$cnf"
+    last=node-enable
+    ctl "$last" --config "$cnf" enable
+    expect "Node.js ($($node_bin --version)): crypto.randomBytes draws with chacharng mapped after enable" \
+        eval '[ "$(node_maps)" = "chacharng mapped" ]'
+    last=node-status
+    ctl "$last" --config "$cnf" status
+    expect "Node.js: status says it is covered" grep -q '^Node.js: covered' "$tmp/$last.out"
+    last=node-disable
+    ctl "$last" --config "$cnf" disable
+    expect "Node.js: not mapped after disable" \
+        eval '[ "$(node_maps)" = "chacharng not mapped" ]'
+else
+    for _ in 1 2 3; do
+        skip "Node.js: no node linked with the system libcrypto (Debian's nodejs package) here"
+    done
+fi
+# an administrator's own nodejs_conf: left alone, and said so
+{
+    echo "nodejs_conf = site_node"
+    cat "$orig"
+    printf '[site_node]\nssl_conf = site_node_ssl\n[site_node_ssl]\n'
+} >"$tmp/node.orig"
+cp "$tmp/node.orig" "$cnf"
+last=node-own
+ctl "$last" --config "$cnf" enable
+expect "Node.js with its own nodejs_conf: enable warns that it leaves it alone" \
+    eval '[ "$rc" = 0 ] && grep -q "Node.js reads \[site_node\]" "$tmp/$last.out" && grep -qx "nodejs_conf = site_node" "$cnf"'
+ctl "$last" --config "$cnf" disable
+expect "Node.js with its own nodejs_conf: disable, byte for byte" cmp "$cnf" "$tmp/node.orig"
+
+# ------------------------------------------------------------------------
 # status --processes: what running processes have mapped
 # ------------------------------------------------------------------------
 # wait_mapped PID: until PID maps a chacharng.so (at most 10 s)
