@@ -196,7 +196,7 @@ qa_suites=${CHACHARNG_DEB_QA:-bookworm}
 
 # debian_qa SUITE BASE BUILD DEB OUT
 debian_qa() {
-    local suite=$1 base=$2 build=$3 deb=$4 out=$5 src old repo at
+    local suite=$1 base=$2 build=$3 deb=$4 out=$5 src old repo at t0
 
     case " $qa_suites " in *" $suite "*) ;; *) return 0 ;; esac
     src=$(ls -d "$build"/root/src/chacharng-*/)
@@ -205,6 +205,7 @@ debian_qa() {
         return
     fi
     echo "--- $suite: piuparts and autopkgtest"
+    t0=$SECONDS
     # shellcheck disable=SC2016 # expanded inside the chroot
     if in_chroot "$build" "$limit" '
         cd /root/src/chacharng-*/ || exit 1
@@ -232,9 +233,9 @@ debian_qa() {
         echo "FAIL: piuparts: install, remove, purge ($suite)" >>"$out"
         grep -E '^[0-9:.]* (ERROR|FAIL)' "$results/$suite.piuparts.log" | tail -n 20 >>"$out"
     fi
-    grep -E 'PASS|upgrad' "$results/$suite.piuparts.log" | tail -n 5 | sed 's/^/  /' >>"$out"
-    if grep -q 'Installing .*older1\|chacharng_.*older1' "$results/$suite.piuparts.log" &&
-        grep -q 'PASS: All tests' "$results/$suite.piuparts.log"; then
+    grep -E 'INFO: (PASS|FAIL)' "$results/$suite.piuparts.log" | sed 's/^/  /' >>"$out"
+    if grep -q 'Candidate: .*~older1' "$results/$suite.piuparts.log" &&
+        grep -q 'INFO: PASS: Installation, upgrade and purging tests\.$' "$results/$suite.piuparts.log"; then
         echo "PASS: piuparts: upgrade from $(basename "$old"), remove, purge ($suite)" >>"$out"
     else
         echo "FAIL: piuparts: upgrade from $(basename "$old"), remove, purge ($suite)" >>"$out"
@@ -252,6 +253,7 @@ debian_qa() {
         echo "FAIL: autopkgtest: debian/tests ($suite)" >>"$out"
     fi
     grep -E '^(system-wide|s_client|---|FAIL)' "$results/$suite.autopkgtest.log" | sed 's/^/  /' >>"$out"
+    echo "  (older build, piuparts and autopkgtest: $((SECONDS - t0)) s)" >>"$out"
 }
 
 run_suite() {
