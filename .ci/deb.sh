@@ -3,7 +3,7 @@
 #
 # The Debian package, end to end, per Debian release: build the .deb from
 # the release tarball in a copy of that release's chroot
-# (`dpkg-buildpackage -us -uc -b`; `lintian` on the .changes where the
+# (`dpkg-buildpackage -us -uc -b`; `lintian --pedantic` on the .changes where the
 # host's lintian is of the same release), install it with apt into
 # another, clean copy, and run there, each a counted check:
 #   installing changes no configuration;
@@ -17,7 +17,8 @@
 #   naming the module and the reason;
 #   `enable`, then `apt-get remove`: the file is the stock one again and
 #   `openssl rand -hex 8` and an SSL_CTX (`openssl ciphers`) still work;
-#   `apt-get purge` takes chacharngctl's backup away.
+#   `apt-get purge` takes chacharngctl's backup away;
+#   on the suites in $CHACHARNG_DEB_QA, piuparts and autopkgtest (below).
 # For each SUITE it writes RESULTS_DIR/SUITE.log (test-suite.log form,
 # counted by test-all.sh), RESULTS_DIR/SUITE.out (every command with its
 # output) and RESULTS_DIR/SUITE.version, or RESULTS_DIR/SUITE.skip.
@@ -183,6 +184,79 @@ write_log() {
     } >"$log"
 }
 
+# Debian's own checks, on the suites in $CHACHARNG_DEB_QA (default:
+# bookworm, the CI host's release; 185 s there on 2 cores, 2026-12-01):
+#   piuparts: install, remove and purge in a clean copy of the base
+#   chroot, nothing left behind; then an upgrade from an older package
+#   built from the same source with a lower version (0.1.0~older1, from a
+#   local repository that piuparts sees as part of the archive), remove,
+#   purge;
+#   autopkgtest: debian/tests on the installed package, in another clean
+#   copy (the chroot runner, with /proc mounted in a private namespace).
+qa_suites=${CHACHARNG_DEB_QA:-bookworm}
+
+# debian_qa SUITE BASE BUILD DEB OUT
+debian_qa() {
+    local suite=$1 base=$2 build=$3 deb=$4 out=$5 src old repo at t0
+
+    case " $qa_suites " in *" $suite "*) ;; *) return 0 ;; esac
+    src=$(ls -d "$build"/root/src/chacharng-*/)
+    if ! command -v piuparts >/dev/null || ! command -v autopkgtest >/dev/null; then
+        echo "FAIL: piuparts and autopkgtest installed (.ci/deps.sh --all)" >>"$out"
+        return
+    fi
+    echo "--- $suite: piuparts and autopkgtest"
+    t0=$SECONDS
+    # shellcheck disable=SC2016 # expanded inside the chroot
+    if in_chroot "$build" "$limit" '
+        cd /root/src/chacharng-*/ || exit 1
+        sed -i "1s/^chacharng (\([^)]*\))/chacharng (\1~older1)/" debian/changelog &&
+            DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b' \
+        >"$results/$suite.build-older.log" 2>&1 &&
+        old=$(ls "$build"/root/src/chacharng_*~older1_*.deb); then
+        echo "PASS: an older package from the same source ($(basename "$old"))" >>"$out"
+    else
+        echo "FAIL: an older package from the same source" >>"$out"
+        tail -n 20 "$results/$suite.build-older.log" >>"$out"
+        return
+    fi
+    repo=$work/repo
+    mkdir -p "$repo" && cp "$old" "$repo/" &&
+        (cd "$repo" && dpkg-scanpackages . /dev/null >Packages 2>/dev/null) &&
+        tar -C "$base" -czf "$work/base.tgz" . || return
+    echo "\$ piuparts $(basename "$deb") (upgrade from $(basename "$old"))" >>"$out"
+    if timeout "$limit" piuparts -d "$suite" -m "$debian_mirror" \
+        -b "$work/base.tgz" --bindmount "$repo" \
+        --extra-repo "deb [trusted=yes] file://$repo ./" \
+        -l "$results/$suite.piuparts.log" "$deb" >/dev/null 2>&1; then
+        echo "PASS: piuparts: install, remove, purge ($suite)" >>"$out"
+    else
+        echo "FAIL: piuparts: install, remove, purge ($suite)" >>"$out"
+        grep -E '^[0-9:.]* (ERROR|FAIL)' "$results/$suite.piuparts.log" | tail -n 20 >>"$out"
+    fi
+    grep -E 'INFO: (PASS|FAIL)' "$results/$suite.piuparts.log" | sed 's/^/  /' >>"$out"
+    if grep -q 'Candidate: .*~older1' "$results/$suite.piuparts.log" &&
+        grep -q 'INFO: PASS: Installation, upgrade and purging tests\.$' "$results/$suite.piuparts.log"; then
+        echo "PASS: piuparts: upgrade from $(basename "$old"), remove, purge ($suite)" >>"$out"
+    else
+        echo "FAIL: piuparts: upgrade from $(basename "$old"), remove, purge ($suite)" >>"$out"
+    fi
+    at=$work/autopkgtest
+    cp -a "$base" "$at" || return
+    echo "\$ autopkgtest $(basename "$deb") chacharng-*/ -- chroot" >>"$out"
+    # shellcheck disable=SC2016 # the inner shell's arguments
+    if unshare -m --propagation private sh -c '
+        mount -t proc proc "$1/proc" &&
+            exec timeout "$2" autopkgtest "$3" "$4" -- chroot "$1"' \
+        sh "$at" "$limit" "$deb" "$src" >"$results/$suite.autopkgtest.log" 2>&1; then
+        echo "PASS: autopkgtest: debian/tests ($suite)" >>"$out"
+    else
+        echo "FAIL: autopkgtest: debian/tests ($suite)" >>"$out"
+    fi
+    grep -E '^(system-wide|s_client|---|FAIL)' "$results/$suite.autopkgtest.log" | sed 's/^/  /' >>"$out"
+    echo "  (older build, piuparts and autopkgtest: $((SECONDS - t0)) s)" >>"$out"
+}
+
 run_suite() {
     local suite=$1 base=$chroot_dir/$1 build test deb out=$results/$1.out
 
@@ -232,13 +306,15 @@ run_suite() {
     # lintian of the release the host runs (Debian 12 on CI)
     if command -v lintian >/dev/null &&
         grep -q "VERSION_CODENAME=$suite" /etc/os-release; then
-        echo "\$ lintian $(basename "$build"/root/src/chacharng_*.changes)" >>"$out"
-        if lintian "$build"/root/src/chacharng_*.changes >>"$out" 2>&1 &&
-            ! grep -qE '^[EW]: ' "$out"; then
-            echo "PASS: lintian: no errors, no warnings ($suite)" >>"$out"
+        echo "\$ lintian --pedantic -I $(basename "$build"/root/src/chacharng_*.changes)" >>"$out"
+        if lintian --pedantic -I "$build"/root/src/chacharng_*.changes \
+            >"$work/lintian.out" 2>&1 &&
+            ! grep -qE '^[EWIPX]: ' "$work/lintian.out"; then
+            echo "PASS: lintian --pedantic: no tag but those overridden with a reason ($suite)" >>"$out"
         else
-            echo "FAIL: lintian: no errors, no warnings ($suite)" >>"$out"
+            echo "FAIL: lintian --pedantic: no tag but those overridden with a reason ($suite)" >>"$out"
         fi
+        cat "$work/lintian.out" >>"$out"
     fi
 
     # --- install and test, in a clean copy
@@ -258,6 +334,7 @@ run_suite() {
             { tail -n 20 /root/apt.log; echo "FAIL: apt-get install"; exit 0; }
         cd /root && bash /root/deb.sh --inside' "$(basename "$deb")" \
         >>"$out" 2>&1
+    debian_qa "$suite" "$base" "$build" "$deb" "$out"
     write_log "$results/$suite.log" "$out"
     # every command with its output, for the record
     sed 's/^/    /' "$out"

@@ -14,7 +14,8 @@ test_pkgs=(valgrind clang clang-format libclang-rt-14-dev shellcheck dieharder r
            groff-base debootstrap qemu-user gcc-aarch64-linux-gnu
            libc6-dev-arm64-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross
            libssl-dev:arm64 llvm-19
-           debhelper dpkg-dev fakeroot lintian)
+           debhelper dpkg-dev fakeroot lintian acl attr
+           piuparts autopkgtest)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = "--all" ]; then

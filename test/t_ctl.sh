@@ -299,5 +299,339 @@ else
     expect "read-only: file unchanged" cmp "$tmp/ro/openssl.cnf" "$orig"
 fi
 
+# ------------------------------------------------------------------------
+# the user's file in every message
+# ------------------------------------------------------------------------
+# a section that comes from an .include: refused, naming the file
+printf '[site_init]\nalg_section = site_evp\n[site_evp]\n' >"$tmp/site.inc"
+{
+    echo "openssl_conf = site_init"
+    echo ".include $tmp/site.inc"
+    sed -n '/^\[/,$p' "$orig"
+} >"$tmp/inc.orig"
+cp "$tmp/inc.orig" "$cnf"
+last=include
+ctl "$last" --config "$cnf" enable
+expect "section in an .include: refused, naming the file" \
+    eval '[ "$rc" = 1 ] && grep -q "\[site_init\], named by openssl_conf, is not in $cnf " "$tmp/$last.out"'
+expect "section in an .include: no scratch path in the message" \
+    eval '! grep -q "chacharngctl\.[A-Za-z0-9]*/" "$tmp/$last.out"'
+expect "section in an .include: file unchanged" cmp "$cnf" "$tmp/inc.orig"
+
+# ------------------------------------------------------------------------
+# what the new file keeps: owner, mode, ACL, extended attributes, links
+# ------------------------------------------------------------------------
+# attrs FILE: owner, group, mode, ACL and every extended attribute
+attrs() {
+    stat -c '%u %g %a' "$1"
+    getfacl -cp "$1" 2>/dev/null
+    getfattr -d -m - -e hex "$1" 2>/dev/null | sed '/^# file:/d'
+}
+if command -v setfacl >/dev/null && command -v setfattr >/dev/null &&
+    cp "$orig" "$tmp/acl.cnf" && setfacl -m u:nobody:r-- "$tmp/acl.cnf" 2>/dev/null &&
+    setfattr -n user.chacharng.test -v kept "$tmp/acl.cnf" 2>/dev/null; then
+    cnf=$tmp/acl.cnf
+    chmod 0640 "$cnf"
+    [ "$(id -u)" = 0 ] && chown 65534:0 "$cnf"
+    cp "$cnf" "$tmp/acl.orig"
+    attrs "$cnf" >"$tmp/acl.attrs"
+    last=acl-enable
+    ctl "$last" --config "$cnf" enable
+    expect "ACL and xattr: enable" [ "$rc" = 0 ]
+    expect "ACL and xattr: owner, mode, ACL and attributes kept by enable" \
+        eval 'attrs "$cnf" | diff "$tmp/acl.attrs" - >&2'
+    last=acl-disable
+    ctl "$last" --config "$cnf" disable
+    expect "ACL and xattr: disable, byte for byte" cmp "$cnf" "$tmp/acl.orig"
+    expect "ACL and xattr: owner, mode, ACL and attributes kept by disable" \
+        eval 'attrs "$cnf" | diff "$tmp/acl.attrs" - >&2'
+    expect "ACL and xattr: the backup keeps them too" \
+        eval 'attrs "$cnf.chacharngctl.bak" | diff "$tmp/acl.attrs" - >&2'
+    cnf=$tmp/edge.cnf
+else
+    for _ in 1 2 3 4 5; do
+        skip "ACL and xattr: setfacl/setfattr (packages acl, attr) missing or not supported here"
+    done
+fi
+
+# a hard link: replacing the file would split it from its other name
+cp "$orig" "$cnf"
+rm -f "$tmp/edge.link"
+ln "$cnf" "$tmp/edge.link"
+last=hardlink
+ctl "$last" --config "$cnf" enable
+expect "hard link: refused, saying so" \
+    eval '[ "$rc" = 1 ] && grep -q "hard link" "$tmp/$last.out" && grep -q "$cnf" "$tmp/$last.out"'
+expect "hard link: file unchanged, still one file with two names" \
+    eval 'cmp -s "$cnf" "$orig" && [ "$(stat -c %h "$cnf")" = 2 ] && [ "$cnf" -ef "$tmp/edge.link" ]'
+rm -f "$tmp/edge.link"
+
+# ------------------------------------------------------------------------
+# another writer: a lock across read-check-replace, a compare before it
+# ------------------------------------------------------------------------
+# A writer that holds the lock (on the directory, as chacharngctl(8)
+# says) while enable starts: enable waits for it and keeps its line.
+cp "$orig" "$cnf"
+(flock -x "$tmp" sh -c 'sleep 0.6; echo "# written under the lock" >>"$1"' sh "$cnf") &
+holder=$!
+sleep 0.3
+last=lock-enable
+# (a probe that takes its time: without the lock, the line would be
+# written while enable checks)
+printf '#!/bin/sh\nsleep 0.5\nexec "%s" "$@"\n' "$CHACHARNG_PROBE" >"$tmp/slow-probe"
+chmod +x "$tmp/slow-probe"
+CHACHARNG_PROBE=$tmp/slow-probe ctl "$last" --config "$cnf" enable
+wait "$holder"
+expect "a writer holding the lock: enable waits for it and keeps its line" \
+    eval '[ "$rc" = 0 ] && grep -qx "# written under the lock" "$cnf" && from_chacharng "$cnf" public'
+ctl lock-disable --config "$cnf" disable
+
+# A writer that takes no lock, between chacharngctl's read and its
+# rename (an awk that appends to the file as soon as chacharngctl's first
+# awk run is over): refused, that writer's line kept, nothing else changed.
+mkdir -p "$tmp/shim"
+real_awk=$(command -v awk)
+{
+    echo '#!/bin/sh'
+    printf '"%s" "$@"\n' "$real_awk"
+    echo 'st=$?'
+    printf 'if [ ! -e "%s" ]; then\n' "$tmp/shim/done"
+    printf '    : >"%s"\n' "$tmp/shim/done"
+    echo '    echo "# written meanwhile" >>"$CTL_VICTIM"'
+    echo 'fi'
+    echo 'exit $st'
+} >"$tmp/shim/awk"
+chmod +x "$tmp/shim/awk"
+for step in enable disable; do
+    cp "$orig" "$cnf"
+    if [ "$step" = disable ]; then
+        ctl enabled --config "$cnf" enable
+    fi
+    cp "$cnf" "$tmp/race.expected"
+    echo '# written meanwhile' >>"$tmp/race.expected"
+    rm -f "$tmp/shim/done"
+    last=race-$step
+    CTL_VICTIM=$cnf PATH=$tmp/shim:$PATH ctl "$last" --config "$cnf" "$step"
+    expect "a writer between read and rename: $step refused" \
+        eval '[ "$rc" = 1 ] && [ -e "$tmp/shim/done" ] && grep -q "$cnf changed" "$tmp/$last.out"'
+    expect "a writer between read and rename: $step keeps its line, changes nothing else" \
+        cmp "$cnf" "$tmp/race.expected"
+done
+
+# ------------------------------------------------------------------------
+# Node.js: reads the section nodejs_conf names, not openssl_conf
+# ------------------------------------------------------------------------
+# with a node that links the system libcrypto (Debian's nodejs package;
+# a node with its own OpenSSL built in never reads this file's providers)
+node_bin=$(command -v nodejs || command -v node)
+# shellcheck disable=SC2016 # JavaScript
+node_js='require("crypto").randomBytes(16);
+const m = require("fs").readFileSync("/proc/self/maps", "utf8");
+console.log(/\/chacharng\.so$/m.test(m) ? "chacharng mapped" : "chacharng not mapped")'
+# node_maps: what a node under $cnf has mapped after crypto.randomBytes
+node_maps() {
+    OPENSSL_CONF=$cnf "$node_bin" -e "$node_js" 2>&1
+}
+if [ -n "$node_bin" ] && ldd "$node_bin" 2>/dev/null | grep -q 'libcrypto\.so\.3 => /'; then
+    cp "$orig" "$cnf"
+    last=node-enable
+    ctl "$last" --config "$cnf" enable
+    expect "Node.js ($($node_bin --version)): crypto.randomBytes draws with chacharng mapped after enable" \
+        eval '[ "$(node_maps)" = "chacharng mapped" ]'
+    last=node-status
+    ctl "$last" --config "$cnf" status
+    expect "Node.js: status says it is covered" grep -q '^Node.js: covered' "$tmp/$last.out"
+    last=node-disable
+    ctl "$last" --config "$cnf" disable
+    expect "Node.js: not mapped after disable" \
+        eval '[ "$(node_maps)" = "chacharng not mapped" ]'
+else
+    for _ in 1 2 3; do
+        skip "Node.js: no node linked with the system libcrypto (Debian's nodejs package) here"
+    done
+fi
+# an administrator's own nodejs_conf: left alone, and said so
+{
+    echo "nodejs_conf = site_node"
+    cat "$orig"
+    printf '[site_node]\nssl_conf = site_node_ssl\n[site_node_ssl]\n'
+} >"$tmp/node.orig"
+cp "$tmp/node.orig" "$cnf"
+last=node-own
+ctl "$last" --config "$cnf" enable
+expect "Node.js with its own nodejs_conf: enable warns that it leaves it alone" \
+    eval '[ "$rc" = 0 ] && grep -q "Node.js reads \[site_node\]" "$tmp/$last.out" && grep -qx "nodejs_conf = site_node" "$cnf"'
+ctl "$last" --config "$cnf" disable
+expect "Node.js with its own nodejs_conf: disable, byte for byte" cmp "$cnf" "$tmp/node.orig"
+
+# ------------------------------------------------------------------------
+# status --processes: what running processes have mapped
+# ------------------------------------------------------------------------
+# wait_mapped PID: until PID maps a chacharng.so (at most 10 s)
+wait_mapped() {
+    for _ in $(seq 100); do
+        grep -q '/chacharng\.so' "/proc/$1/maps" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+mkdir -p "$tmp/pmods"
+cp "$abs_top_builddir/.libs/chacharng.so" "$tmp/pmods/chacharng.so"
+cp "$orig" "$cnf"
+# two processes that stay: one with chacharng loaded, one without
+sleep 30 | $OPENSSL dgst -provider-path "$tmp/pmods" -provider chacharng -provider default >/dev/null 2>&1 &
+with=$!
+sleep 30 | OPENSSL_CONF=/dev/null $OPENSSL dgst >/dev/null 2>&1 &
+without=$!
+if wait_mapped "$with"; then
+    last=processes
+    OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes
+    expect "status --processes: a process with the module now installed" \
+        eval '[ "$rc" = 0 ] && grep -Eq "^  $with +openssl +$tmp/pmods/chacharng.so: the module now installed$" "$tmp/$last.out"'
+    expect "status --processes: a process with libcrypto and no chacharng" \
+        eval 'sed -n "/^processes with libcrypto but no chacharng/,\$p" "$tmp/$last.out" | grep -Eq "^  $without +openssl$"'
+    # an upgrade replaces the file by rename: the running copy is deleted
+    cp "$tmp/pmods/chacharng.so" "$tmp/pmods/.new" && mv -f "$tmp/pmods/.new" "$tmp/pmods/chacharng.so"
+    last=processes-upgraded
+    OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes
+    expect "status --processes after an upgrade: the process runs a deleted copy, restart it" \
+        eval 'grep -Eq "^  $with +openssl +$tmp/pmods/chacharng.so: a deleted copy .*restart it$" "$tmp/$last.out" &&
+            grep -q "^1 process(es) still run an old chacharng" "$tmp/$last.out"'
+else
+    not_ok "status --processes: openssl dgst -provider chacharng never mapped the module"
+    skip "status --processes: no process to look at"
+    skip "status --processes: no process to look at"
+fi
+kill "$with" "$without" 2>/dev/null
+wait "$with" "$without" 2>/dev/null
+last=enable-restart
+cp "$orig" "$cnf"
+ctl "$last" --config "$cnf" enable
+expect "enable says running programs keep their generator until restarted, and that reload may not do" \
+    eval 'grep -q "until they are restarted" "$tmp/$last.out" && grep -q "reload is not enough" "$tmp/$last.out"'
+ctl "$last" --config "$cnf" disable
+expect "disable says it too" grep -q "until they are restarted" "$tmp/$last.out"
+
+# ------------------------------------------------------------------------
+# as root: a full file system, and the system file
+# ------------------------------------------------------------------------
+# inns SCRIPT ARG...: bash -c SCRIPT ARG... in a mount namespace of its own
+inns() {
+    unshare -m --propagation private bash -c "$@"
+}
+if [ "$(id -u)" = 0 ] && inns 'mount -t tmpfs none "$1"' sh "$tmp" 2>/dev/null; then
+    can_mount=1
+else
+    can_mount=
+fi
+
+if [ -n "$can_mount" ]; then
+    # The file's directory full: enable and disable fail, naming the
+    # write and the file; then TMPDIR full.  Nothing changed.
+    mkdir -p "$tmp/full" "$tmp/fulltmp"
+    export ctl tmp orig
+    inns '
+        mount -t tmpfs -o size=256k none "$tmp/full" || exit 1
+        cp "$orig" "$tmp/full/openssl.cnf"
+        sh "$ctl" --config "$tmp/full/openssl.cnf" enable >/dev/null 2>&1
+        cp "$tmp/full/openssl.cnf" "$tmp/full.enabled"
+        dd if=/dev/zero of="$tmp/full/fill" bs=1k 2>/dev/null
+        sh "$ctl" --config "$tmp/full/openssl.cnf" disable >"$tmp/full-disable.out" 2>&1
+        echo $? >"$tmp/full-disable.rc"
+        cmp -s "$tmp/full/openssl.cnf" "$tmp/full.enabled"; echo $? >"$tmp/full-disable.cmp"
+        rm -f "$tmp/full/fill"
+        sh "$ctl" --config "$tmp/full/openssl.cnf" disable >/dev/null 2>&1
+        rm -f "$tmp/full/openssl.cnf.chacharngctl.bak"
+        dd if=/dev/zero of="$tmp/full/fill" bs=1k 2>/dev/null
+        sh "$ctl" --config "$tmp/full/openssl.cnf" enable >"$tmp/full-enable.out" 2>&1
+        echo $? >"$tmp/full-enable.rc"
+        cmp -s "$tmp/full/openssl.cnf" "$orig"; echo $? >"$tmp/full-enable.cmp"
+        ls -A "$tmp/full" >"$tmp/full-enable.ls"
+        rm -f "$tmp/full/fill"
+        mount -t tmpfs -o size=8k none "$tmp/fulltmp" || exit 1
+        dd if=/dev/zero of="$tmp/fulltmp/fill" bs=1k 2>/dev/null
+        TMPDIR=$tmp/fulltmp sh "$ctl" --config "$tmp/full/openssl.cnf" enable >"$tmp/full-tmpdir.out" 2>&1
+        echo $? >"$tmp/full-tmpdir.rc"
+        cmp -s "$tmp/full/openssl.cnf" "$orig"; echo $? >"$tmp/full-tmpdir.cmp"
+    '
+    for step in disable enable tmpdir; do
+        last=full-$step
+        expect "full file system ($step): refused, naming the file, the write and the reason" \
+            eval '[ "$(cat "$tmp/$last.rc")" = 1 ] && grep -q "$tmp/full/openssl.cnf" "$tmp/$last.out" &&
+                grep -q "cannot write" "$tmp/$last.out" && grep -q "No space left on device" "$tmp/$last.out" &&
+                ! grep -q "cannot read" "$tmp/$last.out"'
+        expect "full file system ($step): file unchanged" [ "$(cat "$tmp/$last.cmp")" = 0 ]
+    done
+    expect "full file system: no scratch file left beside the file" \
+        eval '[ "$(cat "$tmp/full-enable.ls")" = "$(printf "fill\nopenssl.cnf")" ]'
+
+    # The system file, in a namespace where copies of the system's
+    # openssl.cnf directory and module directory stand in for them.
+    sysdir=$($OPENSSL version -d | sed 's/^[^"]*"//; s/"$//')
+    sysdir=$(dirname "$(readlink -f "$sysdir/openssl.cnf")")
+    sysmods=$($OPENSSL version -m | sed 's/^[^"]*"//; s/"$//')
+    mkdir -p "$tmp/sys/etc" "$tmp/sys/mods"
+    cp -a "$sysdir/." "$tmp/sys/etc/"
+    cp -a "$sysmods/." "$tmp/sys/mods/"
+    rm -f "$tmp/sys/mods/chacharng.so" "$tmp/sys/etc/openssl.cnf.chacharngctl.bak"
+    cp "$tmp/sys/etc/openssl.cnf" "$tmp/sys.orig"
+    export sysdir sysmods
+    # shellcheck disable=SC2016 # for the namespace's shell
+    onsys='mount --bind "$tmp/sys/etc" "$sysdir" && mount --bind "$tmp/sys/mods" "$sysmods" || exit 99'
+    # sys NAME [VAR=VALUE...] -- ARG...: chacharngctl ARG... on the
+    # stand-in system, in a plain environment with only the given
+    # variables added (and CHACHARNG_PROBE: the probe is not installed)
+    sys() {
+        local name=$1
+        local -a envs=()
+        shift
+        while [ "$1" != -- ]; do
+            envs+=("$1")
+            shift
+        done
+        shift
+        inns "$onsys"'
+            exec "$@"' sh env -i PATH="$PATH" OPENSSL="$OPENSSL" CHACHARNG_PROBE="$CHACHARNG_PROBE" \
+            ${envs[@]+"${envs[@]}"} sh "$ctl" "$@" >"$tmp/$name.out" 2>&1
+        rc=$?
+        last=$name
+    }
+    # sys_run ARG...: ARG... in a plain environment on the stand-in system
+    sys_run() {
+        inns "$onsys"'
+            exec env -i "$@"' sh "$@"
+    }
+    sys_rand() {
+        sys_run CHACHARNG_DEBUG=1 "$CHACHARNG_PROBE" public 2>&1 | grep -qx 'public CHACHA20-DRBG chacharng'
+    }
+
+    sys sys-modules OPENSSL_MODULES="$OPENSSL_MODULES" -- enable --ignore-multiarch
+    expect "system file, OPENSSL_MODULES at a build tree, module not installed: refused" \
+        eval '[ "$rc" = 1 ] && cmp -s "$tmp/sys/etc/openssl.cnf" "$tmp/sys.orig"'
+    expect "system file, OPENSSL_MODULES at a build tree: the message names the variable and the module tried" \
+        eval 'grep -q "OPENSSL_MODULES" "$tmp/$last.out" && grep -q "module tried: $sysmods/chacharng.so" "$tmp/$last.out"'
+    expect "system file: a plain process still has its RNG" \
+        eval 'sys_run "$(command -v "$OPENSSL")" rand -hex 8 >/dev/null 2>&1'
+
+    cp "$abs_top_builddir/.libs/chacharng.so" "$tmp/sys/mods/"
+    sys sys-impl CHACHARNG_IMPL=nosuchkernel OPENSSL_MODULES="$tmp/nowhere" -- enable --ignore-multiarch
+    expect "system file, module installed, CHACHARNG_IMPL and OPENSSL_MODULES set wrong: enable checks without them" \
+        eval '[ "$rc" = 0 ] && ! cmp -s "$tmp/sys/etc/openssl.cnf" "$tmp/sys.orig"'
+    expect "system file: enable names the variables it left out of the checks" \
+        eval 'grep -q "CHACHARNG_IMPL" "$tmp/$last.out" && grep -q "OPENSSL_MODULES" "$tmp/$last.out"'
+    expect "system file: a plain process draws from chacharng" sys_rand
+    sys sys-status LD_LIBRARY_PATH="$tmp/nowhere" CHACHARNG_IMPL=nosuchkernel -- status
+    expect "system file: status answers for a plain process, naming what it left out" \
+        eval '[ "$rc" = 0 ] && grep -q "^RAND_bytes: the DRBG chain, CHACHA20-DRBG @ chacharng$" "$tmp/$last.out" &&
+            grep -q "LD_LIBRARY_PATH" "$tmp/$last.out"'
+    sys sys-disable OPENSSL_MODULES="$tmp/nowhere" -- disable
+    expect "system file: disable, byte for byte" \
+        eval '[ "$rc" = 0 ] && cmp -s "$tmp/sys/etc/openssl.cnf" "$tmp/sys.orig"'
+else
+    for _ in $(seq 15); do
+        skip "full file system and the system file: need root and mount namespaces"
+    done
+fi
+
 echo "1..$points"
 [ "$failures" -eq 0 ]
