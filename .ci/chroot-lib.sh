@@ -19,7 +19,8 @@
 # set, is removed.
 
 chroot_dir=${CHACHARNG_CHROOT_DIR:-/var/tmp/chacharng-chroots}
-chroot_packages=gcc,make,autoconf,automake,libtool,pkg-config,libssl-dev,openssl
+# nodejs: t_ctl.sh checks that Debian's Node.js (nodejs_conf) is covered
+chroot_packages=gcc,make,autoconf,automake,libtool,pkg-config,libssl-dev,openssl,nodejs
 debian_mirror=${CHACHARNG_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # shellcheck disable=SC2034 # for the scripts that source this
 jobs=$(nproc 2>/dev/null || echo 2)
