@@ -18,6 +18,7 @@
 #include <openssl/params.h>
 
 #include "config.h"
+#include "kmix.h"
 #include "prov.h"
 #include "statepool.h"
 
@@ -114,9 +115,12 @@ int chacharng_strength_ok(const CHACHARNG_PROV_CTX *prov, unsigned int strength)
     return 0;
 }
 
-struct chacha_drbg *chacharng_drbg_new(const CHACHARNG_PROV_CTX *prov)
+struct chacha_drbg *chacharng_drbg_new(const CHACHARNG_PROV_CTX *prov,
+                                       int kernel_mix,
+                                       const struct chacha_drbg_source *src)
 {
-    struct chacha_drbg *d = chacha_drbg_new(prov->impl);
+    struct chacha_drbg *d = chacha_drbg_new(
+        prov->impl, kernel_mix ? chacha_kmix_getrandom : NULL, src);
 
     if (d == NULL)
         CHACHARNG_RAISE(prov, CHACHARNG_R_OUT_OF_MEMORY,

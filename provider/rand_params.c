@@ -238,12 +238,12 @@ static int answer_reseed_interval(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 static int answer_reseed_counter(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
     return OSSL_PARAM_set_uint(
-        p, __atomic_load_n(&ctx->reseed_counter, __ATOMIC_RELAXED));
+        p, chacha_drbg_reseed_counter(ctx->drbg));
 }
 
 static int answer_reseed_time(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
-    return OSSL_PARAM_set_time_t(p, ctx->reseed_time);
+    return OSSL_PARAM_set_time_t(p, chacha_drbg_seed_time(ctx->drbg));
 }
 
 /* max_perslen and max_adinlen */
