@@ -96,8 +96,3 @@ int chacharng_kmix_default(const CHACHARNG_PROV_CTX *prov,
      */
     return ctx->parent_set_ctx_params == NULL && prov->kernel_mix_vdso;
 }
-
-void chacharng_kmix_set(struct chacha_drbg *d, int on)
-{
-    chacha_drbg_set_kernel_mix(d, on ? chacha_kmix_getrandom : NULL);
-}

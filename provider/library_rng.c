@@ -28,7 +28,7 @@
 #include <openssl/provider.h>
 #include <openssl/rand.h>
 
-#include "prov.h"
+#include "base.h"
 
 /*
  * When libcrypto asks, and what it does with the answer

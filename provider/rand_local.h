@@ -3,7 +3,7 @@
  * The internals of a CHACHA20-DRBG EVP_RAND context, shared by the files
  * that implement it (rand.c, rand_params.c, seed.c) and by kmix.c, which
  * lets a child follow a chacharng parent's mixing choice.  Everything
- * provider-wide is in prov.h.  The generator keeps its own reseed counter
+ * provider-wide is in base.h.  The generator keeps its own reseed counter
  * and time, and the mark of its parent's counter.
  */
 #ifndef CHACHARNG_RAND_LOCAL_H
@@ -14,7 +14,7 @@
 
 #include <openssl/core_dispatch.h>
 
-#include "prov.h"
+#include "base.h"
 
 struct chacharng_rand_ctx {
     CHACHARNG_PROV_CTX *provctx;

@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include "kmix.h"
 #include "rand_local.h"
 
 #define PARAM_IMPL "impl"
@@ -491,7 +492,8 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     }
     chacha_drbg_set_policy(ctx->drbg, to.reseed_requests, to.reseed_interval);
     chacha_drbg_set_impl(ctx->drbg, to.impl);
-    chacharng_kmix_set(ctx->drbg, to.kernel_mix);
+    chacha_drbg_set_kernel_mix(ctx->drbg,
+                               to.kernel_mix ? chacha_kmix_getrandom : NULL);
     return 1;
 }
 

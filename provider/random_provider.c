@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "prov.h"
+#include "base.h"
 #include "statepool.h"
 
 /*

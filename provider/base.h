@@ -2,11 +2,12 @@
 /*
  * The provider-wide types: the provider context (core upcalls, the kernel
  * chosen at load), error reasons, debug output, and the functions the
- * provider/ files call across each other.  The RAND context's internals
- * are in rand_local.h.
+ * provider/ files call across each other, each under the file that
+ * defines it.  base.c, the floor everything stands on, calls none of the
+ * others.  The RAND context's internals are in rand_local.h.
  */
-#ifndef CHACHARNG_PROV_H
-#define CHACHARNG_PROV_H
+#ifndef CHACHARNG_BASE_H
+#define CHACHARNG_BASE_H
 
 #include <pthread.h>
 #include <time.h>
@@ -89,7 +90,7 @@ enum {
 };
 
 /* ------------------------------------------------------------------------
- * prov.c: errors, debug output and the checks every generator shares
+ * base.c: errors, debug output and the checks every generator shares
  * ------------------------------------------------------------------------ */
 void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
                           const char *file, int line, const char *func,
@@ -100,11 +101,13 @@ void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
                          __VA_ARGS__)
 
 /*
- * CHACHARNG_DEBUG: when it is set at provider load, CHACHARNG_DEBUG_LOG
+ * CHACHARNG_DEBUG: chacharng_debug_init() reads it at each provider load;
+ * when it is set, CHACHARNG_DEBUG_LOG
  * prints one line, "chacharng: " and its printf-style arguments, to
  * stderr.  chacharng_debug_enabled() says whether it is on, for callers
  * that must do work before they print.
  */
+void chacharng_debug_init(void);
 int chacharng_debug_enabled(void);
 void chacharng_debug_log(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
@@ -134,6 +137,8 @@ struct chacha_drbg *chacharng_drbg_new(const CHACHARNG_PROV_CTX *prov,
  * from ("CHACHARNG_IMPL", "config key impl", "impl") for the error.
  * Returns NULL with an error raised otherwise.
  */
+/* The package and the kernels compiled in, for messages and `buildinfo`. */
+const char *chacharng_buildinfo(void);
 const struct chacha_impl *chacharng_impl_find(const CHACHARNG_PROV_CTX *prov,
                                               const char *origin,
                                               const char *name, size_t len);
@@ -182,8 +187,6 @@ int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov);
  */
 int chacharng_kmix_default(const CHACHARNG_PROV_CTX *prov,
                            const CHACHARNG_RAND_CTX *ctx);
-/* Turn kernel mixing of |d| on (|on| != 0) or off. */
-void chacharng_kmix_set(struct chacha_drbg *d, int on);
 
 /* ------------------------------------------------------------------------
  * random_provider.c: the OpenSSL 3.5+ random-provider path (DESIGN.md
