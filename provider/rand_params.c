@@ -36,6 +36,11 @@
  * libcrypto's read-only data.  Once its text has been checked there, that
  * address holds "max_request" for as long as libcrypto stays mapped, and
  * it stays mapped longer than this module (it is one of its dependencies).
+ *
+ * Measured side by side (EVP_RAND_generate, best of 15 runs, three rounds
+ * alternating builds, AMD EPYC, OpenSSL 3.0): with the address 26-31 ns
+ * per 4-byte call and 26-32 ns per 16-byte call, with the text compare
+ * alone 29-34 ns and 33-35 ns, slower in every 16-byte round.
  * ------------------------------------------------------------------------ */
 
 /* How many key addresses are ever looked up in the loader's tables. */
