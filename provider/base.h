@@ -144,6 +144,29 @@ const struct chacha_impl *chacharng_impl_find(const CHACHARNG_PROV_CTX *prov,
                                               const char *name, size_t len);
 
 /* ------------------------------------------------------------------------
+ * settings.c: the config keys and their environment variables, at load
+ * ------------------------------------------------------------------------ */
+/*
+ * A setting's value (NULL: unset) and where it came from: the environment
+ * variable's name, "config key <key>", or "default".
+ */
+struct chacharng_setting {
+    const char *value;
+    const char *origin;
+};
+struct chacharng_settings {
+    struct chacharng_setting impl;       /* impl, CHACHARNG_IMPL */
+    struct chacharng_setting kernel_mix; /* kernel_mix, CHACHARNG_KERNEL_MIX */
+};
+/*
+ * Read every setting into |s|: the config keys of |prov|'s section in one
+ * core_get_params call, each overridden by its environment variable when
+ * that is set and not empty.  The strings live as long as the provider.
+ */
+void chacharng_settings_read(const CHACHARNG_PROV_CTX *prov,
+                             struct chacharng_settings *s);
+
+/* ------------------------------------------------------------------------
  * rand.c: the EVP_RAND entry points of CHACHA20-DRBG
  * ------------------------------------------------------------------------ */
 extern const OSSL_DISPATCH chacharng_rand_functions[];
@@ -180,7 +203,8 @@ void chacharng_seed_source_os(CHACHARNG_PROV_CTX *prov,
  * into |prov|, and find out once what `auto` means here.  Returns 1, or 0
  * with an error raised for a value other than auto, on or off.
  */
-int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov);
+int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov,
+                          const struct chacharng_setting *kernel_mix);
 /*
  * Whether a new generator mixes by default: for context |ctx| (its parent
  * already noted), or for a random-provider generator when |ctx| is NULL.

@@ -17,21 +17,6 @@
  * The setting, at load
  * ------------------------------------------------------------------------ */
 
-/* The `kernel_mix` key of our section in openssl.cnf, if any. */
-static const char *config_kernel_mix(const CHACHARNG_PROV_CTX *prov)
-{
-    char *value = NULL;
-    OSSL_PARAM params[2];
-
-    if (prov->core_get_params == NULL)
-        return NULL;
-    params[0] = OSSL_PARAM_construct_utf8_ptr("kernel_mix", &value, 0);
-    params[1] = OSSL_PARAM_construct_end();
-    if (!prov->core_get_params(prov->handle, params))
-        return NULL;
-    return value != NULL && *value != '\0' ? value : NULL;
-}
-
 /* Under CHACHARNG_DEBUG, chacha/kmix.c reports some failed reads here. */
 static void report_failure(int err, unsigned long n)
 {
@@ -40,16 +25,12 @@ static void report_failure(int err, unsigned long n)
                         err != 0 ? strerror(err) : "a short read", n);
 }
 
-int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov)
+int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov,
+                          const struct chacharng_setting *kernel_mix)
 {
-    const char *v = getenv("CHACHARNG_KERNEL_MIX");
-    const char *origin = "CHACHARNG_KERNEL_MIX";
+    const char *v = kernel_mix->value, *origin = kernel_mix->origin;
     char why[96];
 
-    if (v == NULL || *v == '\0') {
-        v = config_kernel_mix(prov);
-        origin = "config key kernel_mix";
-    }
     if (v == NULL || strcmp(v, "auto") == 0) {
         prov->kernel_mix = CHACHARNG_KMIX_AUTO;
     } else if (strcmp(v, "on") == 0) {

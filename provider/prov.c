@@ -5,8 +5,8 @@
  * in base.c.  The kernel is chosen here, once: detect the CPU, apply
  * the `impl` config key or the CHACHARNG_IMPL environment variable (which
  * wins), self-test the choice against RFC 8439, and refuse to load if a
- * forced kernel is missing or any kernel fails.  The kernel_mix setting
- * is read here too (kmix.c), with the same precedence.
+ * forced kernel is missing or any kernel fails.  Both settings are read
+ * once (settings.c) and applied here and in kmix.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -184,37 +184,19 @@ static const OSSL_DISPATCH prov_functions[] = {
  * Load: the kernel, kernel mixing, and OSSL_provider_init
  * ------------------------------------------------------------------------ */
 
-/* The `impl` key of our section in openssl.cnf, if any. */
-static const char *config_impl(const CHACHARNG_PROV_CTX *prov)
-{
-    char *value = NULL;
-    OSSL_PARAM params[2];
-
-    if (prov->core_get_params == NULL)
-        return NULL;
-    params[0] = OSSL_PARAM_construct_utf8_ptr("impl", &value, 0);
-    params[1] = OSSL_PARAM_construct_end();
-    if (!prov->core_get_params(prov->handle, params))
-        return NULL;
-    return value != NULL && *value != '\0' ? value : NULL;
-}
-
 /*
  * Pick the kernel: a forced one must exist in this build and run on this
  * CPU, else loading fails; otherwise the best supported.  Returns 1 on
  * success, 0 with an error raised.
  */
-static int choose_impl(CHACHARNG_PROV_CTX *prov)
+static int choose_impl(CHACHARNG_PROV_CTX *prov,
+                       const struct chacharng_setting *set)
 {
-    const char *name = getenv("CHACHARNG_IMPL"), *origin = "CHACHARNG_IMPL";
+    const char *name = set->value;
     const struct chacha_impl *impl;
 
-    if (name == NULL || *name == '\0') {
-        name = config_impl(prov);
-        origin = "config key impl";
-    }
     if (name != NULL) {
-        impl = chacharng_impl_find(prov, origin, name, strlen(name));
+        impl = chacharng_impl_find(prov, set->origin, name, strlen(name));
         if (impl == NULL)
             return 0;
     } else {
@@ -238,6 +220,7 @@ OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     chacharng_get_entropy_fn *get_entropy = NULL, *get_user_entropy = NULL;
     chacharng_cleanup_entropy_fn *cleanup = NULL, *cleanup_user = NULL;
     const OSSL_DISPATCH *in_start;
+    struct chacharng_settings settings;
 
     chacharng_debug_init();
     if (prov == NULL)
@@ -283,7 +266,9 @@ OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
         prov->cleanup_entropy = cleanup;
     }
 
-    if (!choose_impl(prov) || !chacharng_kmix_choose(prov)
+    chacharng_settings_read(prov, &settings);
+    if (!choose_impl(prov, &settings.impl)
+        || !chacharng_kmix_choose(prov, &settings.kernel_mix)
         || !chacharng_random_init(prov)) {
         free(prov);
         return 0;
