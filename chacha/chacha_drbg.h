@@ -264,33 +264,44 @@ static inline int chacha_drbg_parent_moved(const struct chacha_drbg *d)
 
 /*
  * The reseed predicate, the one definition of DESIGN.md section 4: a
- * reseed must come before the next call, at time |now|, if prediction
- * resistance is asked (|pred_res|), or the generator is not seeded (never,
- * wiped or forked), or it has served reseed_requests calls or 16 MiB since
- * its last seeding, or the reseed interval is over (or the clock went
- * back), or the parent moved.  The clock is passed in so that it is read
- * only when a time limit is set (chacha_drbg_reseed_due()) and so that
- * tests can set it; the parent is asked last, as the dearest.
+ * reseed must come before the next call if prediction resistance is asked
+ * (|pred_res|), or the generator is not seeded (never, wiped or forked),
+ * or it has served reseed_requests calls or 16 MiB since its last seeding,
+ * or the reseed interval is over (or the clock went back), or the parent
+ * moved.  The clock is |now|, or time(2) if |read_clock|, read only when a
+ * time limit is set and nothing cheaper has answered already; the parent
+ * is asked last, as the dearest.  Callers use the two forms below.
  */
-static inline int chacha_drbg_reseed_due_at(const struct chacha_drbg *d,
-                                            int pred_res, time_t now)
+static inline int chacha_drbg_due(const struct chacha_drbg *d, int pred_res,
+                                  int read_clock, time_t now)
 {
     const struct chacha_drbg_secret *s = d->s;
 
-    return pred_res || !chacha_drbg_is_seeded(d)
-           || (d->reseed_requests != 0 && s->calls >= d->reseed_requests)
-           || s->bytes >= CHACHA_DRBG_RESEED_BYTES
-           || (d->reseed_interval != 0
-               && (now < s->seed_time || now - s->seed_time >= d->reseed_interval))
-           || chacha_drbg_parent_moved(d);
+    if (pred_res || !chacha_drbg_is_seeded(d)
+        || (d->reseed_requests != 0 && s->calls >= d->reseed_requests)
+        || s->bytes >= CHACHA_DRBG_RESEED_BYTES)
+        return 1;
+    if (d->reseed_interval != 0) {
+        if (read_clock)
+            now = time(NULL);
+        if (now < s->seed_time || now - s->seed_time >= d->reseed_interval)
+            return 1;
+    }
+    return chacha_drbg_parent_moved(d);
 }
 
-/* The predicate now: time(2) is called only if a time limit is set. */
+/* The predicate at time |now| (tests set the clock this way). */
+static inline int chacha_drbg_reseed_due_at(const struct chacha_drbg *d,
+                                            int pred_res, time_t now)
+{
+    return chacha_drbg_due(d, pred_res, 0, now);
+}
+
+/* The predicate now, for every request. */
 static inline int chacha_drbg_reseed_due(const struct chacha_drbg *d,
                                          int pred_res)
 {
-    return chacha_drbg_reseed_due_at(d, pred_res,
-                                     d->reseed_interval != 0 ? time(NULL) : 0);
+    return chacha_drbg_due(d, pred_res, 1, 0);
 }
 
 /* Count one generate call of |n| bytes toward the reseed limits. */
@@ -307,6 +318,23 @@ static inline void chacha_drbg_count(struct chacha_drbg_secret *s, size_t n)
  * outlives the call, so no compiler may drop them.  Small sizes copy two
  * overlapping words rather than call libc.
  */
+/*
+ * The |n| bytes at |p| (|w| <= |n| <= 2 |w|, |w| a constant 4 or 8) to
+ * |out| as two overlapping |w|-byte words, then zeroed.
+ */
+static inline void chacha_drbg_take_words(uint8_t *out, uint8_t *p, size_t n,
+                                          size_t w)
+{
+    uint64_t head = 0, tail = 0;
+
+    memcpy(&head, p, w);
+    memcpy(&tail, p + n - w, w);
+    memcpy(out, &head, w);
+    memcpy(out + n - w, &tail, w);
+    memset(p, 0, w);
+    memset(p + n - w, 0, w);
+}
+
 static inline void chacha_drbg_take_buffered(struct chacha_drbg_secret *s,
                                              uint8_t *out, size_t n)
 {
@@ -315,23 +343,9 @@ static inline void chacha_drbg_take_buffered(struct chacha_drbg_secret *s,
 
     s->avail -= n;
     if (n >= 8 && n <= 16) {
-        uint64_t head, tail;
-
-        memcpy(&head, p, 8);
-        memcpy(&tail, p + n - 8, 8);
-        memcpy(out, &head, 8);
-        memcpy(out + n - 8, &tail, 8);
-        memset(p, 0, 8);
-        memset(p + n - 8, 0, 8);
+        chacha_drbg_take_words(out, p, n, 8);
     } else if (n >= 4 && n < 8) {
-        uint32_t head, tail;
-
-        memcpy(&head, p, 4);
-        memcpy(&tail, p + n - 4, 4);
-        memcpy(out, &head, 4);
-        memcpy(out + n - 4, &tail, 4);
-        memset(p, 0, 4);
-        memset(p + n - 4, 0, 4);
+        chacha_drbg_take_words(out, p, n, 4);
     } else if (n < 4) {
         for (i = 0; i < n; i++) {
             out[i] = p[i];
