@@ -6,9 +6,12 @@
  * when drained, the reseed policy fires when it should, every fork mode
  * makes a child reseed however the child was made (fork, _Fork, clone
  * without CLONE_VM, the raw fork system call), a failed mapping fails
- * cleanly, and a simulated VM snapshot clone repeats at most the unread
- * buffer when kernel mixing is on.  Runs once per kernel through the
- * per-kernel runner.
+ * cleanly, a simulated VM snapshot clone repeats at most the unread
+ * buffer when kernel mixing is on and the kernel's bytes reach the key,
+ * and the request path applies its one predicate at every boundary
+ * (calls, 16 MiB with bytes buffered, prediction resistance, a parent that
+ * moved, a failing source).  Runs once per kernel through the per-kernel
+ * runner.
  */
 #define _GNU_SOURCE
 
@@ -283,6 +286,51 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
               name, tu_split_name((enum tu_split)how));
     }
     TU_OK(!chacha_drbg_reseed_due(d, 0), "fork mode %s: the parent need not",
+          name);
+    chacha_drbg_free(d);
+}
+
+/*
+ * In the child: make the pid the state was seeded under this child's own,
+ * as a reused pid or a pid-1 child in a new pid namespace would, then
+ * report as child_reports() does.
+ */
+static int child_reports_same_pid(void *arg)
+{
+    child_drbg->s->pid = getpid();
+    return child_reports(arg);
+}
+
+/*
+ * A fork() child whose pid equals the recorded one, without root: only
+ * wipe-on-fork and the atfork generation can tell it from its parent, so
+ * in those modes it must reseed.  (getpid mode alone cannot: chacharng(7)
+ * documents that residual case.)
+ */
+static void test_same_pid(enum chacha_fork_mode mode, const char *name)
+{
+    struct chacha_drbg *d;
+    int pipefd[2];
+    char child_due = '?';
+    pid_t pid;
+
+    if ((d = seeded_drbg_in_mode(mode, name)) == NULL)
+        return;
+    if (pipe(pipefd) != 0) {
+        TU_OK(0, "pipe");
+        chacha_drbg_free(d);
+        return;
+    }
+    child_drbg = d;
+    child_fd = pipefd[1];
+    pid = tu_split(TU_SPLIT_FORK, child_reports_same_pid, NULL, NULL, 0);
+    close(pipefd[1]);
+    if (pid < 0 || !tu_read_full(pipefd[0], &child_due, 1))
+        child_due = '?';
+    close(pipefd[0]);
+    tu_wait_exit(pid, NULL);
+    TU_OK(child_due == '1',
+          "fork mode %s: a fork() child with the recorded pid must reseed",
           name);
     chacha_drbg_free(d);
 }
@@ -666,6 +714,8 @@ static void body(void)
     test_fork_mode(CHACHA_FORK_ATFORK, "atfork", stack);
     test_fork_mode(CHACHA_FORK_GETPID, "getpid", stack);
     tu_split_stack_free(stack, STACK_BYTES);
+    test_same_pid(CHACHA_FORK_WIPEONFORK, "wipe-on-fork");
+    test_same_pid(CHACHA_FORK_ATFORK, "atfork");
     test_fork_child_reseed(CHACHA_FORK_WIPEONFORK, "wipe-on-fork");
     test_fork_child_reseed(CHACHA_FORK_ATFORK, "atfork");
     test_fork_child_reseed(CHACHA_FORK_GETPID, "getpid");
