@@ -27,17 +27,21 @@
  * a fresh block 0 and the result becomes K||N.  Any absorb empties the
  * buffer, so no byte computed under an old key survives new input.
  *
- * A reseed is due after reseed_requests calls, after 16 MiB, after the
- * reseed interval, and after fork.  A child is seen in one of three ways
+ * A reseed is due when prediction resistance is asked, after
+ * reseed_requests calls, after 16 MiB, after the reseed interval, when the
+ * parent (the seed source) reseeded since we last did, and after fork.
+ * The request path decides it with one predicate, chacha_drbg_reseed_due(),
+ * before each call it serves, fetches the seed through the source its
+ * owner gave it, and bumps the counts in one place (chacha_drbg_count()
+ * for calls and bytes, mark_seeded() for a seeding).  A child is seen in
+ * one of three ways
  * (secpage.c): the wipe-on-fork page reads all zero in the child, so
  * "seeded" is false, whatever made the child; or, without wipe-on-fork,
  * the atfork generation moved (fork() only) or getpid() changed (every
  * split into a new pid); or getpid() alone where no atfork handler could
- * be registered.  The decision is chacha_drbg_reseed_due(), inline in the
- * header so that the small-request path makes no call to take it; a child
- * that reseeds starts from K = 0, N = 0, in every mode.  The caller (the
- * provider) adds prediction resistance and the parent's reseed counter,
- * then supplies the entropy.
+ * be registered.  The predicate is inline in the header so that the
+ * small-request path makes no call to take it; a child that reseeds starts
+ * from K = 0, N = 0, in every mode.
  */
 #include "chacha_drbg.h"
 
@@ -73,7 +77,9 @@ static const struct drbg_whole *whole_const(const struct chacha_drbg *d)
     return (const struct drbg_whole *)d;
 }
 
-struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl)
+struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl,
+                                    chacha_drbg_mix_fn *mix,
+                                    const struct chacha_drbg_source *src)
 {
     struct drbg_whole *w = calloc(1, sizeof(*w));
     struct chacha_drbg *d;
@@ -87,6 +93,9 @@ struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl)
         return NULL;
     }
     w->impl = impl;
+    w->kernel_mix = mix;
+    if (src != NULL)
+        d->src = *src;
     d->reseed_requests = CHACHA_DRBG_DEFAULT_RESEED_REQUESTS;
     d->reseed_interval = CHACHA_DRBG_DEFAULT_RESEED_INTERVAL;
     return d;
@@ -135,6 +144,16 @@ unsigned int chacha_drbg_mix_failures(const struct chacha_drbg *d)
 time_t chacha_drbg_seed_time(const struct chacha_drbg *d)
 {
     return d->s->seed_time;
+}
+
+unsigned int chacha_drbg_reseed_counter(const struct chacha_drbg *d)
+{
+    return __atomic_load_n(&d->reseed_counter, __ATOMIC_RELAXED);
+}
+
+const unsigned int *chacha_drbg_reseed_counter_at(const struct chacha_drbg *d)
+{
+    return &d->reseed_counter;
 }
 
 void chacha_drbg_free(struct chacha_drbg *d)
@@ -206,6 +225,8 @@ static void mark_seeded(struct chacha_drbg *d)
     s->calls = 0;
     s->bytes = 0;
     s->seed_time = time(NULL);
+    /* children compare it with the mark they took at their last seeding */
+    __atomic_add_fetch(&d->reseed_counter, 1, __ATOMIC_RELAXED);
     if (d->fork_mode != CHACHA_FORK_WIPEONFORK) {
         /* both fallback signals, whichever the mode checks */
         s->fork_gen = chacha_fork_generation();
@@ -364,8 +385,7 @@ void chacha_drbg_generate(struct chacha_drbg *d, uint8_t *out, size_t n,
 
         absorb(d, &pc, 1);
     }
-    s->calls++;
-    s->bytes += n;
+    chacha_drbg_count(s, n);
 
     take = n < s->avail ? n : s->avail;
     chacha_drbg_take_buffered(s, out, take);
@@ -396,4 +416,77 @@ int chacha_drbg_is_zeroized(const struct chacha_drbg *d)
     for (i = 0; i < sizeof(*d->s); i++)
         acc |= p[i];
     return acc == 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The request path: the source's seed, absorbed, then the request served
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Fetch E from the source into |e|, noting the source's counter as of E.
+ * Returns 1, or 0 with |d| wiped: fail closed, nothing unseeded is output
+ * and the next request tries again.
+ */
+static int fetch_seed(struct chacha_drbg *d, uint8_t e[CHACHA_DRBG_SEED_BYTES],
+                      int pred_res)
+{
+    unsigned int mark = d->parent_mark;
+
+    if (d->src.get == NULL
+        || !d->src.get(d->src.arg, e, CHACHA_DRBG_SEED_BYTES, pred_res, &mark)) {
+        /* a failed source's debris, if any */
+        chacha_wipe(e, CHACHA_DRBG_SEED_BYTES);
+        chacha_drbg_wipe(d);
+        return 0;
+    }
+    d->parent_mark = mark;
+    return 1;
+}
+
+int chacha_drbg_instantiate_fresh(struct chacha_drbg *d, int pred_res,
+                                  const uint8_t *pers, size_t perslen)
+{
+    uint8_t e[CHACHA_DRBG_SEED_BYTES];
+
+    if (!fetch_seed(d, e, pred_res))
+        return 0;
+    chacha_drbg_instantiate(d, e, sizeof(e), pers, perslen);
+    /* the seed, now in the key */
+    chacha_wipe(e, sizeof(e));
+    return 1;
+}
+
+int chacha_drbg_reseed_fresh(struct chacha_drbg *d, int pred_res,
+                             const uint8_t *ent, size_t entlen,
+                             const uint8_t *adin, size_t adinlen)
+{
+    uint8_t e[CHACHA_DRBG_SEED_BYTES];
+
+    if (!fetch_seed(d, e, pred_res))
+        return 0;
+    chacha_drbg_reseed(d, ent, entlen, e, sizeof(e), adin, adinlen);
+    /* the seed, now in the key */
+    chacha_wipe(e, sizeof(e));
+    return 1;
+}
+
+int chacha_drbg_request_slow(struct chacha_drbg *d, uint8_t *out, size_t n,
+                             int pred_res, const uint8_t *adin,
+                             size_t adinlen)
+{
+    do {
+        size_t chunk = n < CHACHA_DRBG_MAX_REQUEST ? n : CHACHA_DRBG_MAX_REQUEST;
+
+        if (chacha_drbg_reseed_due(d, pred_res)) {
+            if (!chacha_drbg_reseed_fresh(d, pred_res, NULL, 0, adin, adinlen))
+                return 0;
+            /* absorbed once, by the reseed */
+            chacha_drbg_generate(d, out, chunk, NULL, 0);
+        } else {
+            chacha_drbg_generate(d, out, chunk, adin, adinlen);
+        }
+        out += chunk;
+        n -= chunk;
+    } while (n > 0);
+    return 1;
 }

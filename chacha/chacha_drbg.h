@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The arc4random-style ChaCha20 generator of DESIGN.md section 3, with the
- * reseed policy of section 4, free of OpenSSL types.  The caller supplies
- * entropy and serialises access; this file never blocks or allocates on
- * the generate path, and makes no system call there unless kernel mixing is
- * on (then the provider's callback reads the kernel's generator, without
- * blocking, once per refill and per direct request).
+ * The arc4random-style ChaCha20 generator of DESIGN.md section 3 and its
+ * whole request path: the reseed policy of section 4 (every trigger, in one
+ * predicate), fetching a seed through the source the caller gives it,
+ * absorbing, serving.  Free of OpenSSL types.  The caller serialises
+ * access; nothing here blocks or allocates on the generate path, and no
+ * system call is made there but the source's (when a reseed is due) and,
+ * with kernel mixing on, one non-blocking read of the kernel's generator
+ * per refill and per direct request.
  */
 #ifndef CHACHARNG_CHACHA_DRBG_H
 #define CHACHARNG_CHACHA_DRBG_H
@@ -33,6 +35,9 @@
 #define CHACHA_DRBG_RESEED_BYTES ((uint64_t)16 << 20)
 #define CHACHA_DRBG_DEFAULT_RESEED_REQUESTS 65536u
 #define CHACHA_DRBG_DEFAULT_RESEED_INTERVAL 3600
+/* The most one generate call serves; larger requests are served as calls
+ * of this size (EVP_RAND_generate splits at max_request the same way). */
+#define CHACHA_DRBG_MAX_REQUEST ((size_t)1 << 20)
 
 /*
  * Everything secret, in a slot of a wipe-on-fork mapping (statepool.h):
@@ -55,13 +60,41 @@ struct chacha_drbg_secret {
 /*
  * Kernel mixing (DESIGN.md section 3): fill |g| with CHACHA_KEY_BYTES fresh
  * bytes from the kernel's generator without ever blocking.  Returns 1, or 0
- * if none could be had (that refill then goes on unmixed).
+ * if none could be had (that refill then goes on unmixed).  kmix.h has the
+ * one the provider uses.
  */
 typedef int chacha_drbg_mix_fn(uint8_t g[CHACHA_KEY_BYTES]);
 
 /*
- * The part of a generator that the inline code below (the reseed decision
- * and chacha_drbg_generate_fast()) reads without a call; the rest (kernel,
+ * Where a generator's seeds come from: filled in by its owner (the
+ * provider: a parent RAND, the core's entropy upcall, getrandom) and
+ * copied at chacha_drbg_new().
+ *
+ * get(arg, buf, len, pred_res, mark) writes |len| (= CHACHA_DRBG_SEED_BYTES)
+ * fresh bytes to |buf| and returns 1, or returns 0 (having raised its own
+ * error) with nothing usable in |buf|.  |pred_res| is passed on to a
+ * parent.  If the source has a reseed counter to follow (a parent's), get
+ * stores in *|mark| its value as of the seed just handed out, read in the
+ * same critical section as the seed.
+ *
+ * The parent moved when its counter differs from the mark of our last
+ * seeding: read inline through |counter| when it points at one (another
+ * chacha_drbg's, chacha_drbg_reseed_counter_at()), else asked of
+ * moved(arg, mark) when that is set; with neither, never.
+ */
+typedef int chacha_drbg_get_seed_fn(void *arg, uint8_t *buf, size_t len,
+                                    int pred_res, unsigned int *mark);
+typedef int chacha_drbg_moved_fn(void *arg, unsigned int mark);
+struct chacha_drbg_source {
+    chacha_drbg_get_seed_fn *get;
+    chacha_drbg_moved_fn *moved;
+    const unsigned int *counter;
+    void *arg;
+};
+
+/*
+ * The part of a generator that the inline code below (the reseed predicate
+ * and chacha_drbg_request()) reads without a call; the rest (kernel,
  * kernel mixing) is chacha_drbg.c's alone.  Callers use the functions, never
  * these fields.
  */
@@ -70,10 +103,19 @@ struct chacha_drbg {
     enum chacha_fork_mode fork_mode;
     unsigned int reseed_requests; /* 0 = no limit on calls per seed */
     time_t reseed_interval;       /* seconds; 0 = no time limit */
+    struct chacha_drbg_source src;
+    unsigned int parent_mark;    /* the source's counter at our last seed */
+    unsigned int reseed_counter; /* bumped per (re)seed (atomic) */
 };
 
-/* Allocate a generator using kernel |impl|.  Returns NULL on failure. */
-struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl);
+/*
+ * Allocate a generator using kernel |impl|, mixing with |mix| (NULL: off)
+ * and seeded from |src| (copied; NULL: no source, so every reseed the
+ * request path finds due fails).  Returns NULL on failure.
+ */
+struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl,
+                                    chacha_drbg_mix_fn *mix,
+                                    const struct chacha_drbg_source *src);
 
 /* Wipe and release everything. |d| may be NULL. */
 void chacha_drbg_free(struct chacha_drbg *d);
@@ -96,8 +138,8 @@ void chacha_drbg_set_impl(struct chacha_drbg *d,
 
 /*
  * Kernel mixing: |mix| is called before every refill and direct request,
- * NULL turns mixing off (the default).  chacha_drbg_mix_failures() counts
- * the calls that returned 0, over the generator's life.
+ * NULL turns mixing off.  chacha_drbg_mix_failures() counts the calls that
+ * returned 0, over the generator's life.
  */
 void chacha_drbg_set_kernel_mix(struct chacha_drbg *d, chacha_drbg_mix_fn *mix);
 int chacha_drbg_kernel_mix_on(const struct chacha_drbg *d);
@@ -105,6 +147,52 @@ unsigned int chacha_drbg_mix_failures(const struct chacha_drbg *d);
 
 /* time(NULL) at the last instantiate or reseed. */
 time_t chacha_drbg_seed_time(const struct chacha_drbg *d);
+
+/*
+ * The count of seedings (instantiate and every reseed) over the
+ * generator's life, which children follow: its value, and where a child's
+ * source can read it inline (struct chacha_drbg_source's |counter|).
+ */
+unsigned int chacha_drbg_reseed_counter(const struct chacha_drbg *d);
+const unsigned int *chacha_drbg_reseed_counter_at(const struct chacha_drbg *d);
+
+/* ------------------------------------------------------------------------
+ * The request path: what every front door calls
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Instantiate from a seed of the source: K = 0, N = 0, absorb(E || |pers|).
+ * Returns 1, or 0 with the generator wiped (not seeded) if the source
+ * failed.
+ */
+int chacha_drbg_instantiate_fresh(struct chacha_drbg *d, int pred_res,
+                                  const uint8_t *pers, size_t perslen);
+
+/*
+ * Reseed from a seed E of the source: absorb(|ent| || E || |adin|), as
+ * chacha_drbg_reseed().  Returns 1, or 0 with the generator wiped if the
+ * source failed.
+ */
+int chacha_drbg_reseed_fresh(struct chacha_drbg *d, int pred_res,
+                             const uint8_t *ent, size_t entlen,
+                             const uint8_t *adin, size_t adinlen);
+
+/*
+ * The out-of-line part of chacha_drbg_request(): serve |n| bytes as calls
+ * of at most CHACHA_DRBG_MAX_REQUEST, each preceded by the reseed
+ * predicate (and a reseed from the source, absorbing |adin|, when it
+ * holds; otherwise |adin| is absorbed alone).  Returns 1, or 0 with the
+ * generator wiped if a reseed was due and the source failed; bytes of
+ * earlier calls may then have been written.
+ */
+int chacha_drbg_request_slow(struct chacha_drbg *d, uint8_t *out, size_t n,
+                             int pred_res, const uint8_t *adin,
+                             size_t adinlen);
+
+/* ------------------------------------------------------------------------
+ * The mechanism, with the entropy given: chacha_drbg.c's request path and
+ * the core's own tests only.  None of these decides anything.
+ * ------------------------------------------------------------------------ */
 
 /*
  * Seed from scratch: K = 0, N = 0, then absorb(|fresh_entropy| || |pers|).
@@ -127,8 +215,8 @@ void chacha_drbg_reseed(struct chacha_drbg *d, const uint8_t *caller_entropy,
                         size_t fresh_len, const uint8_t *adin, size_t adinlen);
 
 /*
- * absorb(|adin|), then write |n| bytes to |out| and count one call.  The
- * caller has already decided that no reseed is due.
+ * absorb(|adin|), then write |n| bytes to |out| and count one call, with no
+ * reseed decision: chacha_drbg_request() is the front door.
  */
 void chacha_drbg_generate(struct chacha_drbg *d, uint8_t *out, size_t n,
                           const uint8_t *adin, size_t adinlen);
@@ -165,58 +253,62 @@ static inline int chacha_drbg_is_seeded(const struct chacha_drbg *d)
            || chacha_drbg_same_process_fallback(d);
 }
 
+/* 1 if the source's counter moved since our last seeding (see the source). */
+static inline int chacha_drbg_parent_moved(const struct chacha_drbg *d)
+{
+    if (d->src.counter != NULL)
+        return __atomic_load_n(d->src.counter, __ATOMIC_RELAXED)
+               != d->parent_mark;
+    return d->src.moved != NULL && d->src.moved(d->src.arg, d->parent_mark);
+}
+
 /*
- * The reseed decision, the one definition, in two parts: a reseed must come
- * before the next call if chacha_drbg_due_untimed() or
- * chacha_drbg_due_timed() says so.  The untimed part: the generator is not
- * seeded (never, wiped or forked), or has served reseed_requests calls, or
- * 16 MiB.
+ * The reseed predicate, the one definition of DESIGN.md section 4: a
+ * reseed must come before the next call if prediction resistance is asked
+ * (|pred_res|), or the generator is not seeded (never, wiped or forked),
+ * or it has served reseed_requests calls or 16 MiB since its last seeding,
+ * or the reseed interval is over (or the clock went back), or the parent
+ * moved.  The clock is |now|, or time(2) if |read_clock|, read only when a
+ * time limit is set and nothing cheaper has answered already; the parent
+ * is asked last, as the dearest.  Callers use the two forms below.
  */
-static inline int chacha_drbg_due_untimed(const struct chacha_drbg *d)
+static inline int chacha_drbg_due(const struct chacha_drbg *d, int pred_res,
+                                  int read_clock, time_t now)
 {
     const struct chacha_drbg_secret *s = d->s;
 
-    return !chacha_drbg_is_seeded(d)
-           || (d->reseed_requests != 0 && s->calls >= d->reseed_requests)
-           || s->bytes >= CHACHA_DRBG_RESEED_BYTES;
-}
-
-/*
- * The timed part: a reseed interval of |interval| seconds (0: no time
- * limit) since the seeding recorded in |s| is over at |now|, or the clock
- * went backwards.
- */
-static inline int chacha_drbg_due_timed(const struct chacha_drbg_secret *s,
-                                        time_t interval, time_t now)
-{
-    return interval != 0
-           && (now < s->seed_time || now - s->seed_time >= interval);
-}
-
-/* 1 if a reseed is due before the next call, at time |now|. */
-static inline int chacha_drbg_reseed_due_at(const struct chacha_drbg *d,
-                                            time_t now)
-{
-    return chacha_drbg_due_untimed(d)
-           || chacha_drbg_due_timed(d->s, d->reseed_interval, now);
-}
-
-/*
- * The same at the current time, for every generate path: the clock is read
- * last, and only if a time limit is set.  |s| is kept in a local so that
- * the compiler need not load it again after the call.
- */
-static inline int chacha_drbg_reseed_due(const struct chacha_drbg *d)
-{
-    const struct chacha_drbg_secret *s = d->s;
-    time_t now;
-
-    if (chacha_drbg_due_untimed(d))
+    if (pred_res || !chacha_drbg_is_seeded(d)
+        || (d->reseed_requests != 0 && s->calls >= d->reseed_requests)
+        || s->bytes >= CHACHA_DRBG_RESEED_BYTES)
         return 1;
-    if (d->reseed_interval == 0)
-        return 0;
-    now = time(NULL);
-    return chacha_drbg_due_timed(s, d->reseed_interval, now);
+    if (d->reseed_interval != 0) {
+        if (read_clock)
+            now = time(NULL);
+        if (now < s->seed_time || now - s->seed_time >= d->reseed_interval)
+            return 1;
+    }
+    return chacha_drbg_parent_moved(d);
+}
+
+/* The predicate at time |now| (tests set the clock this way). */
+static inline int chacha_drbg_reseed_due_at(const struct chacha_drbg *d,
+                                            int pred_res, time_t now)
+{
+    return chacha_drbg_due(d, pred_res, 0, now);
+}
+
+/* The predicate now, for every request. */
+static inline int chacha_drbg_reseed_due(const struct chacha_drbg *d,
+                                         int pred_res)
+{
+    return chacha_drbg_due(d, pred_res, 1, 0);
+}
+
+/* Count one generate call of |n| bytes toward the reseed limits. */
+static inline void chacha_drbg_count(struct chacha_drbg_secret *s, size_t n)
+{
+    s->calls++;
+    s->bytes += n;
 }
 
 /*
@@ -226,6 +318,23 @@ static inline int chacha_drbg_reseed_due(const struct chacha_drbg *d)
  * outlives the call, so no compiler may drop them.  Small sizes copy two
  * overlapping words rather than call libc.
  */
+/*
+ * The |n| bytes at |p| (|w| <= |n| <= 2 |w|, |w| a constant 4 or 8) to
+ * |out| as two overlapping |w|-byte words, then zeroed.
+ */
+static inline void chacha_drbg_take_words(uint8_t *out, uint8_t *p, size_t n,
+                                          size_t w)
+{
+    uint64_t head = 0, tail = 0;
+
+    memcpy(&head, p, w);
+    memcpy(&tail, p + n - w, w);
+    memcpy(out, &head, w);
+    memcpy(out + n - w, &tail, w);
+    memset(p, 0, w);
+    memset(p + n - w, 0, w);
+}
+
 static inline void chacha_drbg_take_buffered(struct chacha_drbg_secret *s,
                                              uint8_t *out, size_t n)
 {
@@ -234,23 +343,9 @@ static inline void chacha_drbg_take_buffered(struct chacha_drbg_secret *s,
 
     s->avail -= n;
     if (n >= 8 && n <= 16) {
-        uint64_t head, tail;
-
-        memcpy(&head, p, 8);
-        memcpy(&tail, p + n - 8, 8);
-        memcpy(out, &head, 8);
-        memcpy(out + n - 8, &tail, 8);
-        memset(p, 0, 8);
-        memset(p + n - 8, 0, 8);
+        chacha_drbg_take_words(out, p, n, 8);
     } else if (n >= 4 && n < 8) {
-        uint32_t head, tail;
-
-        memcpy(&head, p, 4);
-        memcpy(&tail, p + n - 4, 4);
-        memcpy(out, &head, 4);
-        memcpy(out + n - 4, &tail, 4);
-        memset(p, 0, 4);
-        memset(p + n - 4, 0, 4);
+        chacha_drbg_take_words(out, p, n, 4);
     } else if (n < 4) {
         for (i = 0; i < n; i++) {
             out[i] = p[i];
@@ -263,23 +358,28 @@ static inline void chacha_drbg_take_buffered(struct chacha_drbg_secret *s,
 }
 
 /*
- * The small-request path: serve |n| bytes from the buffer if they are all
- * there and no reseed is due.  Returns 1 if served, 0 (nothing done) if
- * the caller must take the full path.  Same output as chacha_drbg_generate()
- * with no additional input.  Under wipe-on-fork nothing here leaves the
- * inline code but time(2), and that only when a time limit is set.
+ * The request, the one entry of every front door: |n| bytes to |out| as
+ * generate(n, adin) of DESIGN.md section 3, with the reseed policy and
+ * prediction resistance (|pred_res|) applied.  A small request with no
+ * additional input, whose bytes are all buffered and for which the
+ * predicate finds no reseed due, is served here, inline: under wipe-on-fork
+ * and with no parent to ask, nothing leaves the inline code then but
+ * time(2), and that only when a time limit is set.  Everything else is
+ * chacha_drbg_request_slow()'s, which decides again (once per seed, the
+ * predicate holds twice).  Returns 1, or 0 as chacha_drbg_request_slow().
  */
-static inline int chacha_drbg_generate_fast(struct chacha_drbg *d, uint8_t *out,
-                                            size_t n)
+static inline int chacha_drbg_request(struct chacha_drbg *d, uint8_t *out,
+                                      size_t n, int pred_res,
+                                      const uint8_t *adin, size_t adinlen)
 {
     struct chacha_drbg_secret *s = d->s;
 
-    if (n > s->avail || chacha_drbg_reseed_due(d))
-        return 0;
-    s->calls++;
-    s->bytes += n;
-    chacha_drbg_take_buffered(s, out, n);
-    return 1;
+    if (n <= s->avail && adinlen == 0 && !chacha_drbg_reseed_due(d, pred_res)) {
+        chacha_drbg_count(s, n);
+        chacha_drbg_take_buffered(s, out, n);
+        return 1;
+    }
+    return chacha_drbg_request_slow(d, out, n, pred_res, adin, adinlen);
 }
 
 #endif

@@ -38,7 +38,7 @@
 #include <openssl/provider.h>
 #include <openssl/rand.h>
 
-#include "prov.h"
+#include "base.h"
 
 #define LIBRARY_RNG_PROPQ "provider=" CHACHARNG_NAME
 

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Provider entry: OSSL_provider_init, the algorithm query, provider params
- * and error reasons, with what every file shares: CHACHARNG_DEBUG output,
- * the strength check, a new generator's state page and the kernel lookup
- * by name.  The kernel is chosen here, once: detect the CPU, apply
+ * Provider entry, the top floor: OSSL_provider_init, the algorithm query,
+ * provider params, error reasons and teardown.  What every file shares is
+ * in base.c.  The kernel is chosen here, once: detect the CPU, apply
  * the `impl` config key or the CHACHARNG_IMPL environment variable (which
  * wins), self-test the choice against RFC 8439, and refuse to load if a
- * forced kernel is missing or any kernel fails.  The kernel_mix setting
- * is read here too (kmix.c), with the same precedence.
+ * forced kernel is missing or any kernel fails.  Both settings are read
+ * once (settings.c) and applied here and in kmix.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,7 +17,8 @@
 #include <openssl/params.h>
 
 #include "config.h"
-#include "prov.h"
+#include "kmix.h"
+#include "base.h"
 #include "statepool.h"
 
 static OSSL_FUNC_provider_gettable_params_fn chacharng_prov_gettable_params;
@@ -28,7 +28,7 @@ static OSSL_FUNC_provider_get_reason_strings_fn chacharng_prov_reasons;
 static OSSL_FUNC_provider_teardown_fn chacharng_prov_teardown;
 
 /* ------------------------------------------------------------------------
- * Errors: reason strings and the raise every file uses
+ * Errors: the reason strings (base.c raises them)
  * ------------------------------------------------------------------------ */
 
 /* OpenSSL prints the library name, "chacharng", before each of these. */
@@ -57,73 +57,6 @@ static const OSSL_ITEM *chacharng_prov_reasons(void *provctx)
     return reason_strings;
 }
 
-void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
-                          const char *file, int line, const char *func,
-                          const char *fmt, ...)
-{
-    va_list ap;
-
-    if (prov == NULL || prov->core_new_error == NULL
-        || prov->core_vset_error == NULL)
-        return;
-    prov->core_new_error(prov->handle);
-    if (prov->core_set_error_debug != NULL)
-        prov->core_set_error_debug(prov->handle, file, line, func);
-    va_start(ap, fmt);
-    prov->core_vset_error(prov->handle, (uint32_t)reason, fmt, ap);
-    va_end(ap);
-}
-
-/* ------------------------------------------------------------------------
- * Debug output and the checks every generator shares
- * ------------------------------------------------------------------------ */
-
-static int debug_on; /* CHACHARNG_DEBUG, read at each provider load */
-
-static void debug_init(void)
-{
-    __atomic_store_n(&debug_on, getenv("CHACHARNG_DEBUG") != NULL,
-                     __ATOMIC_RELAXED);
-}
-
-int chacharng_debug_enabled(void)
-{
-    return __atomic_load_n(&debug_on, __ATOMIC_RELAXED);
-}
-
-void chacharng_debug_log(const char *fmt, ...)
-{
-    char line[256];
-    va_list ap;
-
-    if (!chacharng_debug_enabled())
-        return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    /* one write per line, so that threads' lines do not interleave */
-    fprintf(stderr, CHACHARNG_NAME ": %s\n", line);
-}
-
-int chacharng_strength_ok(const CHACHARNG_PROV_CTX *prov, unsigned int strength)
-{
-    if (strength <= CHACHA_DRBG_STRENGTH)
-        return 1;
-    CHACHARNG_RAISE(prov, CHACHARNG_R_STRENGTH_TOO_HIGH, "requested %u",
-                    strength);
-    return 0;
-}
-
-struct chacha_drbg *chacharng_drbg_new(const CHACHARNG_PROV_CTX *prov)
-{
-    struct chacha_drbg *d = chacha_drbg_new(prov->impl);
-
-    if (d == NULL)
-        CHACHARNG_RAISE(prov, CHACHARNG_R_OUT_OF_MEMORY,
-                        "cannot map the state page");
-    return d;
-}
-
 /* ------------------------------------------------------------------------
  * The algorithm query and provider parameters
  * ------------------------------------------------------------------------ */
@@ -146,24 +79,6 @@ chacharng_prov_query(void *provctx, int operation_id, int *no_cache)
     return rand_algorithms;
 }
 
-static const char *buildinfo(void)
-{
-    return PACKAGE_STRING " (kernels:"
-#if CHACHARNG_HAVE_AVX512_ASM
-                          " avx512"
-#endif
-#if CHACHARNG_HAVE_AVX2_ASM
-                          " avx2"
-#endif
-#if CHACHARNG_HAVE_SSE2_ASM
-                          " sse2"
-#endif
-#if CHACHARNG_HAVE_NEON_ASM
-                          " neon"
-#endif
-                          " generic)";
-}
-
 /*
  * The provider's gettable parameters, from one table as in rand_params.c:
  * PROV_GETTABLE gives both the list and the answers, in that order.
@@ -182,7 +97,7 @@ static int answer_version(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
 
 static int answer_buildinfo(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
 {
-    return chacharng_param_set_utf8(p, buildinfo());
+    return chacharng_param_set_utf8(p, chacharng_buildinfo());
 }
 
 static int answer_status(OSSL_PARAM *p, const CHACHARNG_PROV_CTX *prov)
@@ -270,64 +185,19 @@ static const OSSL_DISPATCH prov_functions[] = {
  * Load: the kernel, kernel mixing, and OSSL_provider_init
  * ------------------------------------------------------------------------ */
 
-/* The `impl` key of our section in openssl.cnf, if any. */
-static const char *config_impl(const CHACHARNG_PROV_CTX *prov)
-{
-    char *value = NULL;
-    OSSL_PARAM params[2];
-
-    if (prov->core_get_params == NULL)
-        return NULL;
-    params[0] = OSSL_PARAM_construct_utf8_ptr("impl", &value, 0);
-    params[1] = OSSL_PARAM_construct_end();
-    if (!prov->core_get_params(prov->handle, params))
-        return NULL;
-    return value != NULL && *value != '\0' ? value : NULL;
-}
-
-const struct chacha_impl *chacharng_impl_find(const CHACHARNG_PROV_CTX *prov,
-                                              const char *origin,
-                                              const char *name, size_t len)
-{
-    const struct chacha_impl *list;
-    size_t n, i;
-
-    list = chacha_impl_list(&n);
-    for (i = 0; i < n; i++)
-        if (strlen(list[i].name) == len && memcmp(list[i].name, name, len) == 0)
-            break;
-    if (i == n) {
-        /* at most 32 bytes of a wrong name go into the message */
-        CHACHARNG_RAISE(prov, CHACHARNG_R_UNKNOWN_IMPL,
-                        "%s=%.*s: no such kernel in this build (%s)", origin,
-                        len < 32 ? (int)len : 32, name, buildinfo());
-        return NULL;
-    }
-    if (!chacha_impl_supported(&list[i])) {
-        CHACHARNG_RAISE(prov, CHACHARNG_R_IMPL_NOT_SUPPORTED,
-                        "%s=%s: this CPU or OS cannot run it", origin,
-                        list[i].name);
-        return NULL;
-    }
-    return &list[i];
-}
-
 /*
  * Pick the kernel: a forced one must exist in this build and run on this
  * CPU, else loading fails; otherwise the best supported.  Returns 1 on
  * success, 0 with an error raised.
  */
-static int choose_impl(CHACHARNG_PROV_CTX *prov)
+static int choose_impl(CHACHARNG_PROV_CTX *prov,
+                       const struct chacharng_setting *set)
 {
-    const char *name = getenv("CHACHARNG_IMPL"), *origin = "CHACHARNG_IMPL";
+    const char *name = set->value;
     const struct chacha_impl *impl;
 
-    if (name == NULL || *name == '\0') {
-        name = config_impl(prov);
-        origin = "config key impl";
-    }
     if (name != NULL) {
-        impl = chacharng_impl_find(prov, origin, name, strlen(name));
+        impl = chacharng_impl_find(prov, set->origin, name, strlen(name));
         if (impl == NULL)
             return 0;
     } else {
@@ -351,8 +221,9 @@ OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     chacharng_get_entropy_fn *get_entropy = NULL, *get_user_entropy = NULL;
     chacharng_cleanup_entropy_fn *cleanup = NULL, *cleanup_user = NULL;
     const OSSL_DISPATCH *in_start;
+    struct chacharng_settings settings;
 
-    debug_init();
+    chacharng_debug_init();
     if (prov == NULL)
         return 0;
     prov->handle = handle;
@@ -396,7 +267,9 @@ OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
         prov->cleanup_entropy = cleanup;
     }
 
-    if (!choose_impl(prov) || !chacharng_kmix_choose(prov)
+    chacharng_settings_read(prov, &settings);
+    if (!choose_impl(prov, &settings.impl)
+        || !chacharng_kmix_choose(prov, &settings.kernel_mix)
         || !chacharng_random_init(prov)) {
         free(prov);
         return 0;

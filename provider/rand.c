@@ -36,17 +36,13 @@ static void *chacharng_rand_newctx(void *provctx, void *parent,
 {
     CHACHARNG_PROV_CTX *prov = provctx;
     CHACHARNG_RAND_CTX *ctx = calloc(1, sizeof(*ctx));
+    struct chacha_drbg_source src;
 
     if (ctx == NULL) {
         CHACHARNG_RAISE(prov, CHACHARNG_R_OUT_OF_MEMORY, "newctx");
         return NULL;
     }
     ctx->provctx = prov;
-    ctx->drbg = chacharng_drbg_new(prov);
-    if (ctx->drbg == NULL) {
-        free(ctx);
-        return NULL;
-    }
     ctx->state = EVP_RAND_STATE_UNINITIALISED;
     if (parent != NULL && parent_dispatch != NULL) {
         const OSSL_DISPATCH *d;
@@ -80,7 +76,13 @@ static void *chacharng_rand_newctx(void *provctx, void *parent,
             }
         }
     }
-    chacharng_kmix_set(ctx->drbg, chacharng_kmix_default(prov, ctx));
+    /* the generator's source and mixing both depend on the parent */
+    chacharng_seed_source(ctx, &src);
+    ctx->drbg = chacharng_drbg_new(prov, chacharng_kmix_default(prov, ctx), &src);
+    if (ctx->drbg == NULL) {
+        free(ctx);
+        return NULL;
+    }
     return ctx;
 }
 
@@ -106,12 +108,6 @@ static void chacharng_rand_freectx(void *vctx)
 static int instantiate_locked(CHACHARNG_RAND_CTX *ctx, int pred_res,
                               const unsigned char *pers, size_t perslen)
 {
-    const struct chacharng_seed_input in = {
-        .instantiate = 1,
-        .prediction_resistance = pred_res,
-        .pers = pers,
-        .perslen = perslen,
-    };
     unsigned int strength = 0;
 
     if (ctx->parent != NULL) {
@@ -124,8 +120,11 @@ static int instantiate_locked(CHACHARNG_RAND_CTX *ctx, int pred_res,
             return 0;
         }
     }
-    if (!chacharng_seed_drbg(ctx->provctx, ctx, ctx->drbg, &in))
+    if (!chacha_drbg_instantiate_fresh(ctx->drbg, pred_res, pers, perslen)) {
+        /* fail closed: no output until a seed is had */
+        ctx->state = EVP_RAND_STATE_ERROR;
         return 0;
+    }
     ctx->state = EVP_RAND_STATE_READY;
     return 1;
 }
@@ -192,25 +191,6 @@ static int ensure_ready(CHACHARNG_RAND_CTX *ctx)
     return 0;
 }
 
-/*
- * Reseed with fresh entropy: absorb(|ent| || E || |adin|).  Requires the
- * lock.  Returns 1 on success, 0 with the state set to error.
- */
-static int reseed_locked(CHACHARNG_RAND_CTX *ctx, int pred_res,
-                         const unsigned char *ent, size_t entlen,
-                         const unsigned char *adin, size_t adinlen)
-{
-    const struct chacharng_seed_input in = {
-        .prediction_resistance = pred_res,
-        .ent = ent,
-        .entlen = entlen,
-        .adin = adin,
-        .adinlen = adinlen,
-    };
-
-    return chacharng_seed_drbg(ctx->provctx, ctx, ctx->drbg, &in);
-}
-
 static int check_input_len(CHACHARNG_RAND_CTX *ctx, size_t len, int reason)
 {
     if (len <= CHACHARNG_MAX_INPUT)
@@ -236,44 +216,22 @@ static int chacharng_rand_reseed(void *vctx, int prediction_resistance,
         return 0;
     if (!ensure_ready(ctx))
         return 0;
-    return reseed_locked(ctx, prediction_resistance, ent, ent_len, adin,
-                         adin_len);
-}
-
-/* 1 if the parent reseeded since we last did (so we must follow). */
-static int parent_moved(CHACHARNG_RAND_CTX *ctx)
-{
-    unsigned int pc;
-
-    return ctx->parent != NULL && chacharng_seed_parent_counter(ctx, &pc)
-           && pc != ctx->parent_reseed_counter;
+    if (chacha_drbg_reseed_fresh(ctx->drbg, prediction_resistance, ent,
+                                 ent_len, adin, adin_len))
+        return 1;
+    ctx->state = EVP_RAND_STATE_ERROR;
+    return 0;
 }
 
 /*
- * 1 if the parent is one of ours and has not reseeded since we did: one
- * atomic load.  Other parents answer 0 and leave the check to the full path.
+ * What generate refuses, out of line: a strength above ours, a request
+ * above max_request, oversized additional input, a context not READY (an
+ * error state first tries to recover).  Returns 1 if the request may go
+ * on after all (recovered), 0 with an error raised.
  */
-static inline int parent_unmoved_fast(const CHACHARNG_RAND_CTX *ctx)
+static int generate_refused(CHACHARNG_RAND_CTX *ctx, size_t outlen,
+                            unsigned int strength, size_t adinlen)
 {
-    const CHACHARNG_RAND_CTX *parent = ctx->parent;
-
-    return chacharng_parent_is_ours(ctx)
-           && __atomic_load_n(&parent->reseed_counter, __ATOMIC_RELAXED)
-                  == ctx->parent_reseed_counter;
-}
-
-/*
- * The generate path proper, shared with get_seed.  Requires the lock.
- * Returns 1 with |outlen| bytes in |out|, or 0 with nothing written.
- */
-static int generate_locked(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
-                           size_t outlen, unsigned int strength, int pred_res,
-                           const unsigned char *adin, size_t adinlen)
-{
-    struct chacha_drbg *d = ctx->drbg;
-
-    if (adin == NULL)
-        adinlen = 0;
     if (!chacharng_strength_ok(ctx->provctx, strength))
         return 0;
     if (outlen > CHACHARNG_MAX_REQUEST) {
@@ -284,16 +242,32 @@ static int generate_locked(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
     }
     if (!check_input_len(ctx, adinlen, CHACHARNG_R_ADDITIONAL_INPUT_TOO_LONG))
         return 0;
-    if (ctx->state != EVP_RAND_STATE_READY && !ensure_ready(ctx))
-        return 0;
+    return ensure_ready(ctx);
+}
 
-    if (pred_res || chacha_drbg_reseed_due(d) || parent_moved(ctx)) {
-        if (!reseed_locked(ctx, pred_res, NULL, 0, adin, adinlen))
-            return 0;
-        adinlen = 0; /* absorbed once, by the reseed */
-    }
-    chacha_drbg_generate(d, out, outlen, adin, adinlen);
-    return 1;
+/*
+ * generate, for EVP and for get_seed: the checks of DESIGN.md section 5,
+ * then the generator's request path, which decides on a reseed and serves.
+ * Requires the lock.  Returns 1 with |outlen| bytes in |out|, or 0 with an
+ * error raised (a failed seed source leaves the context in the error
+ * state).
+ */
+static inline int generate_locked(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
+                                  size_t outlen, unsigned int strength,
+                                  int pred_res, const unsigned char *adin,
+                                  size_t adinlen)
+{
+    if (adin == NULL)
+        adinlen = 0; /* as OpenSSL's DRBGs: NULL means empty */
+    if ((strength > CHACHA_DRBG_STRENGTH || outlen > CHACHARNG_MAX_REQUEST
+         || adinlen > CHACHARNG_MAX_INPUT
+         || ctx->state != EVP_RAND_STATE_READY)
+        && !generate_refused(ctx, outlen, strength, adinlen))
+        return 0;
+    if (chacha_drbg_request(ctx->drbg, out, outlen, pred_res, adin, adinlen))
+        return 1;
+    ctx->state = EVP_RAND_STATE_ERROR;
+    return 0;
 }
 
 static int chacharng_rand_generate(void *vctx, unsigned char *out,
@@ -301,17 +275,6 @@ static int chacharng_rand_generate(void *vctx, unsigned char *out,
                                    int prediction_resistance,
                                    const unsigned char *adin, size_t adin_len)
 {
-    CHACHARNG_RAND_CTX *ctx = vctx;
-
-    /*
-     * Small requests with nothing to absorb and no reseed due are served
-     * straight from the buffer; everything else takes the full path.
-     */
-    if (ctx->state == EVP_RAND_STATE_READY && !prediction_resistance
-        && adin_len == 0 && strength <= CHACHA_DRBG_STRENGTH
-        && (ctx->parent == NULL || parent_unmoved_fast(ctx))
-        && chacha_drbg_generate_fast(ctx->drbg, out, outlen))
-        return 1;
     return generate_locked(vctx, out, outlen, strength, prediction_resistance,
                            adin, adin_len);
 }

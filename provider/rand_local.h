@@ -2,8 +2,9 @@
 /*
  * The internals of a CHACHA20-DRBG EVP_RAND context, shared by the files
  * that implement it (rand.c, rand_params.c, seed.c) and by kmix.c, which
- * lets a child follow a chacharng parent.  Everything provider-wide is in
- * prov.h.
+ * lets a child follow a chacharng parent's mixing choice.  Everything
+ * provider-wide is in base.h.  The generator keeps its own reseed counter
+ * and time, and the mark of its parent's counter.
  */
 #ifndef CHACHARNG_RAND_LOCAL_H
 #define CHACHARNG_RAND_LOCAL_H
@@ -13,16 +14,14 @@
 
 #include <openssl/core_dispatch.h>
 
-#include "prov.h"
+#include "base.h"
 
 struct chacharng_rand_ctx {
     CHACHARNG_PROV_CTX *provctx;
     struct chacha_drbg *drbg;
     pthread_mutex_t *lock;       /* NULL until enable_locking */
     int state;                   /* EVP_RAND_STATE_* */
-    unsigned int reseed_counter; /* bumped per (re)seed; children follow it */
-    time_t reseed_time;
-    int library_made; /* made by libcrypto from our stored name */
+    int library_made;            /* made by libcrypto from our stored name */
 
     /* Parent RAND, if any, and the entry points it exported. */
     void *parent;
@@ -33,7 +32,6 @@ struct chacharng_rand_ctx {
     OSSL_FUNC_rand_lock_fn *parent_lock;
     OSSL_FUNC_rand_unlock_fn *parent_unlock;
     OSSL_FUNC_rand_enable_locking_fn *parent_enable_locking;
-    unsigned int parent_reseed_counter; /* at our last (re)seed */
 };
 
 /* ------------------------------------------------------------------------
@@ -58,21 +56,14 @@ static inline int chacharng_parent_is_ours(const CHACHARNG_RAND_CTX *ctx)
  * seed.c: the parent's side of seeding
  * ------------------------------------------------------------------------ */
 /*
- * Fill |out| with CHACHA_DRBG_SEED_BYTES of fresh entropy for |ctx|: from
- * the parent, else the core, else getrandom(2).  Requires ctx's own lock to
- * be held if it is locked.  Returns 1 on success, 0 (with an error raised)
- * on failure.
+ * The seed source of |ctx|'s generator, into |src|: its parent (whose
+ * reseeds it then follows), or with no parent chacharng_seed_source_os().
+ * The parent must already be noted in |ctx|.
  */
-int chacharng_seed_get(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
-                       int prediction_resistance);
+void chacharng_seed_source(CHACHARNG_RAND_CTX *ctx,
+                           struct chacha_drbg_source *src);
 /* Read the parent's strength; returns 1 and sets *|strength| on success. */
 int chacharng_seed_parent_strength(CHACHARNG_RAND_CTX *ctx,
                                    unsigned int *strength);
-/*
- * Read the parent's reseed counter into *|counter|.  Returns 0 when the
- * parent has none (then it never triggers a reseed).
- */
-int chacharng_seed_parent_counter(CHACHARNG_RAND_CTX *ctx,
-                                  unsigned int *counter);
 
 #endif

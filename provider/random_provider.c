@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "prov.h"
+#include "base.h"
 #include "statepool.h"
 
 /*
@@ -273,32 +273,23 @@ static struct rp_thread *rp_thread_new(CHACHARNG_PROV_CTX *prov)
 }
 
 /* ------------------------------------------------------------------------
- * Serving a request: seeding and generating
+ * Serving a request
  * ------------------------------------------------------------------------ */
 
 /*
- * (Re)seed |d|: a generator that is not seeded in this process (new, or
- * wiped by fork) is instantiated from fresh entropy alone; a seeded one
- * absorbs it on top of its key.  On failure |d| is wiped, so it stays
- * unseeded and the next call tries again: nothing unseeded is ever output.
+ * This thread's generator for |which|, seeded from the OS source (the
+ * random-provider path has no parent) as its first request finds due.
  */
-static int rp_reseed(const CHACHARNG_PROV_CTX *prov, struct chacha_drbg *d)
-{
-    const struct chacharng_seed_input in = {
-        .instantiate = !chacha_drbg_is_seeded(d),
-    };
-
-    return chacharng_seed_drbg(prov, NULL, d, &in);
-}
-
-static struct chacha_drbg *rp_gen_new(const CHACHARNG_PROV_CTX *prov,
+static struct chacha_drbg *rp_gen_new(CHACHARNG_PROV_CTX *prov,
                                       struct rp_thread *t, int which)
 {
-    struct chacha_drbg *d = chacharng_drbg_new(prov);
+    struct chacha_drbg_source src;
+    struct chacha_drbg *d;
 
+    chacharng_seed_source_os(prov, &src);
+    d = chacharng_drbg_new(prov, chacharng_kmix_default(prov, NULL), &src);
     if (d == NULL)
         return NULL;
-    chacharng_kmix_set(d, chacharng_kmix_default(prov, NULL));
     pthread_mutex_lock(&rp_lock);
     t->gen[which] = d;
     pthread_mutex_unlock(&rp_lock);
@@ -329,25 +320,13 @@ int chacharng_random_bytes(void *vprov, int which, void *vbuf, size_t n,
         return 0;
     if ((d = t->gen[which]) == NULL && (d = rp_gen_new(prov, t, which)) == NULL)
         return 0;
-    /* most requests are small: straight from the buffer if nothing is due */
-    if (chacha_drbg_generate_fast(d, buf, n))
-        return 1;
-
     /*
-     * libcrypto hands the whole request over; serve it in max_request
-     * pieces as EVP_RAND_generate would, each counting as one call of the
-     * reseed policy.  A zero-length request is one call too.
+     * libcrypto hands the whole request over: the generator serves it as
+     * max_request calls, as EVP_RAND_generate would split it, each one
+     * counted by the reseed policy (a zero-length request is one call).
+     * A failed seed leaves |d| unseeded, so the next request tries again.
      */
-    do {
-        size_t chunk = n < CHACHARNG_MAX_REQUEST ? n : CHACHARNG_MAX_REQUEST;
-
-        if (chacha_drbg_reseed_due(d) && !rp_reseed(prov, d))
-            return 0;
-        chacha_drbg_generate(d, buf, chunk, NULL, 0);
-        buf += chunk;
-        n -= chunk;
-    } while (n > 0);
-    return 1;
+    return chacha_drbg_request(d, buf, n, 0, NULL, 0);
 }
 
 /* ------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Entropy for (re)seeding, in the order of DESIGN.md section 4: the parent
- * RAND (under its lock), else the core's entropy upcall, else getrandom(2).
- * Nothing here calls RAND_bytes or EVP on the application's library
- * context: when chacharng is libcrypto's own DRBG that would recurse.
+ * The seed sources of DESIGN.md section 4, as values of the generator's
+ * source interface (chacha_drbg.h): the parent RAND (under its lock), else
+ * the core's entropy upcall, else getrandom(2).  The generator decides when
+ * to ask; this file only answers.  Nothing here calls RAND_bytes or EVP on
+ * the application's library context: when chacharng is libcrypto's own
+ * DRBG that would recurse.
  */
 #include <errno.h>
 #include <string.h>
@@ -56,7 +58,7 @@ static int parent_counter_locked(CHACHARNG_RAND_CTX *ctx, unsigned int *counter)
     if (chacharng_parent_is_ours(ctx)) {
         CHACHARNG_RAND_CTX *parent = ctx->parent;
 
-        *counter = __atomic_load_n(&parent->reseed_counter, __ATOMIC_RELAXED);
+        *counter = chacha_drbg_reseed_counter(parent->drbg);
         return 1;
     }
     params[0] =
@@ -66,8 +68,7 @@ static int parent_counter_locked(CHACHARNG_RAND_CTX *ctx, unsigned int *counter)
            && OSSL_PARAM_modified(&params[0]);
 }
 
-int chacharng_seed_parent_counter(CHACHARNG_RAND_CTX *ctx,
-                                  unsigned int *counter)
+static int parent_counter(CHACHARNG_RAND_CTX *ctx, unsigned int *counter)
 {
     int ok;
 
@@ -78,11 +79,12 @@ int chacharng_seed_parent_counter(CHACHARNG_RAND_CTX *ctx,
     return ok;
 }
 
-static int seed_from_parent(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
-                            int pred_res)
+/* chacha_drbg_get_seed_fn of a context with a parent: |arg| is the context. */
+static int seed_from_parent(void *arg, uint8_t *out, size_t len, int pred_res,
+                            unsigned int *mark)
 {
+    CHACHARNG_RAND_CTX *ctx = arg;
     unsigned char *buf = NULL;
-    unsigned int counter;
     size_t n;
 
     if (ctx->parent_get_seed == NULL) {
@@ -95,11 +97,10 @@ static int seed_from_parent(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
                         "cannot lock parent");
         return 0;
     }
-    n = ctx->parent_get_seed(ctx->parent, &buf, CHACHA_DRBG_STRENGTH,
-                             CHACHA_DRBG_SEED_BYTES, CHACHA_DRBG_SEED_BYTES,
-                             pred_res, NULL, 0);
-    if (n >= CHACHA_DRBG_SEED_BYTES && buf != NULL)
-        memcpy(out, buf, CHACHA_DRBG_SEED_BYTES);
+    n = ctx->parent_get_seed(ctx->parent, &buf, CHACHA_DRBG_STRENGTH, len,
+                             len, pred_res, NULL, 0);
+    if (n >= len && buf != NULL)
+        memcpy(out, buf, len);
     /* the parent owns buf; only a parent with clear_seed wants it back */
     if (buf != NULL && ctx->parent_clear_seed != NULL)
         ctx->parent_clear_seed(ctx->parent, buf, n);
@@ -108,45 +109,54 @@ static int seed_from_parent(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
      * if that made the parent reseed, reading it earlier would make us
      * follow a reseed we have already absorbed, on every call.
      */
-    if (n >= CHACHA_DRBG_SEED_BYTES && parent_counter_locked(ctx, &counter))
-        ctx->parent_reseed_counter = counter;
+    if (n >= len)
+        (void)parent_counter_locked(ctx, mark);
     unlock_parent(ctx);
-    if (n < CHACHA_DRBG_SEED_BYTES || buf == NULL) {
+    if (n < len || buf == NULL) {
         CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_ENTROPY_SOURCE_FAILED,
-                        "parent gave %zu of %d seed bytes", n,
-                        CHACHA_DRBG_SEED_BYTES);
+                        "parent gave %zu of %zu seed bytes", n, len);
         return 0;
     }
     return 1;
 }
 
-static int seed_from_core(const CHACHARNG_PROV_CTX *prov, unsigned char *out)
+/*
+ * chacha_drbg_moved_fn of a context whose parent is not ours: 1 if its
+ * reseed counter is no longer |mark| (a parent without one never moves).
+ */
+static int foreign_parent_moved(void *arg, unsigned int mark)
+{
+    unsigned int counter;
+
+    return parent_counter(arg, &counter) && counter != mark;
+}
+
+static int seed_from_core(const CHACHARNG_PROV_CTX *prov, uint8_t *out,
+                          size_t len)
 {
     unsigned char *buf = NULL;
     size_t n;
 
-    n = prov->get_entropy(prov->handle, &buf, CHACHA_DRBG_STRENGTH,
-                          CHACHA_DRBG_SEED_BYTES, CHACHA_DRBG_SEED_BYTES);
-    if (n >= CHACHA_DRBG_SEED_BYTES && buf != NULL)
-        memcpy(out, buf, CHACHA_DRBG_SEED_BYTES);
+    n = prov->get_entropy(prov->handle, &buf, CHACHA_DRBG_STRENGTH, len, len);
+    if (n >= len && buf != NULL)
+        memcpy(out, buf, len);
     if (buf != NULL)
         prov->cleanup_entropy(prov->handle, buf, n);
-    if (n < CHACHA_DRBG_SEED_BYTES || buf == NULL) {
+    if (n < len || buf == NULL) {
         CHACHARNG_RAISE(prov, CHACHARNG_R_ENTROPY_SOURCE_FAILED,
-                        "core entropy upcall gave %zu of %d bytes", n,
-                        CHACHA_DRBG_SEED_BYTES);
+                        "core entropy upcall gave %zu of %zu bytes", n, len);
         return 0;
     }
     return 1;
 }
 
-static int seed_from_getrandom(const CHACHARNG_PROV_CTX *prov,
-                               unsigned char *out)
+static int seed_from_getrandom(const CHACHARNG_PROV_CTX *prov, uint8_t *out,
+                               size_t len)
 {
     size_t got = 0;
 
-    while (got < CHACHA_DRBG_SEED_BYTES) {
-        ssize_t r = getrandom(out + got, CHACHA_DRBG_SEED_BYTES - got, 0);
+    while (got < len) {
+        ssize_t r = getrandom(out + got, len - got, 0);
 
         if (r < 0) {
             if (errno == EINTR)
@@ -154,7 +164,7 @@ static int seed_from_getrandom(const CHACHARNG_PROV_CTX *prov,
             CHACHARNG_RAISE(prov, CHACHARNG_R_ENTROPY_SOURCE_FAILED,
                             "getrandom: %s", strerror(errno));
             /* a partial seed is no seed */
-            chacha_wipe(out, CHACHA_DRBG_SEED_BYTES);
+            chacha_wipe(out, len);
             return 0;
         }
         got += (size_t)r;
@@ -162,52 +172,49 @@ static int seed_from_getrandom(const CHACHARNG_PROV_CTX *prov,
     return 1;
 }
 
-int chacharng_seed_os(const CHACHARNG_PROV_CTX *prov, unsigned char *out)
+/*
+ * chacha_drbg_get_seed_fn of a generator without a parent: |arg| is the
+ * provider context.  Nothing to follow, so |mark| is left alone.
+ */
+static int seed_from_os(void *arg, uint8_t *out, size_t len, int pred_res,
+                        unsigned int *mark)
 {
-    if (prov->get_entropy != NULL)
-        return seed_from_core(prov, out);
-    return seed_from_getrandom(prov, out);
-}
+    const CHACHARNG_PROV_CTX *prov = arg;
 
-int chacharng_seed_get(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
-                       int prediction_resistance)
-{
-    if (ctx->parent != NULL)
-        return seed_from_parent(ctx, out, prediction_resistance);
-    return chacharng_seed_os(ctx->provctx, out);
+    (void)pred_res; /* every read of the OS source is fresh */
+    (void)mark;
+    if (prov->get_entropy != NULL)
+        return seed_from_core(prov, out, len);
+    return seed_from_getrandom(prov, out, len);
 }
 
 /* ------------------------------------------------------------------------
- * Seeding a generator: fetch, absorb, wipe, record
+ * The sources, as the generator's interface
  * ------------------------------------------------------------------------ */
 
-int chacharng_seed_drbg(const CHACHARNG_PROV_CTX *prov, CHACHARNG_RAND_CTX *ctx,
-                        struct chacha_drbg *d,
-                        const struct chacharng_seed_input *in)
+void chacharng_seed_source_os(CHACHARNG_PROV_CTX *prov,
+                              struct chacha_drbg_source *src)
 {
-    unsigned char e[CHACHA_DRBG_SEED_BYTES];
-    int ok;
+    *src = (struct chacha_drbg_source){
+        .get = seed_from_os,
+        .arg = prov,
+    };
+}
 
-    ok = ctx != NULL ? chacharng_seed_get(ctx, e, in->prediction_resistance)
-                     : chacharng_seed_os(prov, e);
-    if (!ok) {
-        /* fail closed: no output until a seed is had */
-        chacha_drbg_wipe(d);
-        if (ctx != NULL)
-            ctx->state = EVP_RAND_STATE_ERROR;
-        return 0;
+void chacharng_seed_source(CHACHARNG_RAND_CTX *ctx,
+                           struct chacha_drbg_source *src)
+{
+    if (ctx->parent == NULL) {
+        chacharng_seed_source_os(ctx->provctx, src);
+        return;
     }
-    if (in->instantiate)
-        chacha_drbg_instantiate(d, e, sizeof(e), in->pers, in->perslen);
-    else
-        chacha_drbg_reseed(d, in->ent, in->entlen, e, sizeof(e), in->adin,
-                           in->adinlen);
-    /* the seed is in the key now */
-    chacha_wipe(e, sizeof(e));
-    /* (the parent's counter was noted when it handed out E, under its lock) */
-    if (ctx != NULL) {
-        __atomic_add_fetch(&ctx->reseed_counter, 1, __ATOMIC_RELAXED);
-        ctx->reseed_time = chacha_drbg_seed_time(d);
+    *src = (struct chacha_drbg_source){ .get = seed_from_parent, .arg = ctx };
+    if (chacharng_parent_is_ours(ctx)) {
+        const CHACHARNG_RAND_CTX *parent = ctx->parent;
+
+        /* followed inline: one atomic load per request */
+        src->counter = chacha_drbg_reseed_counter_at(parent->drbg);
+    } else {
+        src->moved = foreign_parent_moved;
     }
-    return 1;
 }

@@ -6,9 +6,12 @@
  * when drained, the reseed policy fires when it should, every fork mode
  * makes a child reseed however the child was made (fork, _Fork, clone
  * without CLONE_VM, the raw fork system call), a failed mapping fails
- * cleanly, and a simulated VM snapshot clone repeats at most the unread
- * buffer when kernel mixing is on.  Runs once per kernel through the
- * per-kernel runner.
+ * cleanly, a simulated VM snapshot clone repeats at most the unread
+ * buffer when kernel mixing is on and the kernel's bytes reach the key,
+ * and the request path applies its one predicate at every boundary
+ * (calls, 16 MiB with bytes buffered, prediction resistance, a parent that
+ * moved, a failing source).  Runs once per kernel through the per-kernel
+ * runner.
  */
 #define _GNU_SOURCE
 
@@ -26,7 +29,7 @@
 static struct chacha_drbg *seeded_drbg(void)
 {
     uint8_t seed[CHACHA_DRBG_SEED_BYTES];
-    struct chacha_drbg *d = chacha_drbg_new(tu_impl_under_test());
+    struct chacha_drbg *d = chacha_drbg_new(tu_impl_under_test(), NULL, NULL);
     size_t i;
 
     if (d == NULL)
@@ -173,37 +176,37 @@ static void test_policy(void)
     if (!TU_OK(d != NULL, "new generator"))
         return;
     t0 = chacha_drbg_seed_time(d);
-    TU_OK(!chacha_drbg_reseed_due_at(d, t0), "fresh seed: no reseed due");
+    TU_OK(!chacha_drbg_reseed_due_at(d, 0, t0), "fresh seed: no reseed due");
 
     chacha_drbg_set_policy(d, 3, CHACHA_DRBG_DEFAULT_RESEED_INTERVAL);
     for (i = 0; i < 3; i++) {
-        due_early |= chacha_drbg_reseed_due_at(d, t0);
+        due_early |= chacha_drbg_reseed_due_at(d, 0, t0);
         chacha_drbg_generate(d, out, i == 1 ? 0 : 16, NULL, 0);
     }
-    TU_OK(!due_early && chacha_drbg_reseed_due_at(d, t0),
+    TU_OK(!due_early && chacha_drbg_reseed_due_at(d, 0, t0),
           "reseed_requests=3: three calls (one empty) served, fourth due");
     chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
-    TU_OK(!chacha_drbg_reseed_due_at(d, chacha_drbg_seed_time(d)),
+    TU_OK(!chacha_drbg_reseed_due_at(d, 0, chacha_drbg_seed_time(d)),
           "reseed resets the call count");
 
     chacha_drbg_set_policy(d, 0, CHACHA_DRBG_DEFAULT_RESEED_INTERVAL);
     for (i = 0; i < 15; i++)
         chacha_drbg_generate(d, big, sizeof(big), NULL, 0);
-    due_early = chacha_drbg_reseed_due_at(d, chacha_drbg_seed_time(d));
+    due_early = chacha_drbg_reseed_due_at(d, 0, chacha_drbg_seed_time(d));
     chacha_drbg_generate(d, big, sizeof(big) - 1, NULL, 0);
     chacha_drbg_generate(d, big, 1, NULL, 0);
-    TU_OK(!due_early && chacha_drbg_reseed_due_at(d, chacha_drbg_seed_time(d)),
+    TU_OK(!due_early && chacha_drbg_reseed_due_at(d, 0, chacha_drbg_seed_time(d)),
           "due at 16 MiB produced, not before");
 
     chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
     t0 = chacha_drbg_seed_time(d);
     chacha_drbg_set_policy(d, 0, 10);
-    TU_OK(!chacha_drbg_reseed_due_at(d, t0 + 9)
-              && chacha_drbg_reseed_due_at(d, t0 + 10)
-              && chacha_drbg_reseed_due_at(d, t0 - 1),
+    TU_OK(!chacha_drbg_reseed_due_at(d, 0, t0 + 9)
+              && chacha_drbg_reseed_due_at(d, 0, t0 + 10)
+              && chacha_drbg_reseed_due_at(d, 0, t0 - 1),
           "interval 10 s: due at +10 s and when the clock goes back");
     chacha_drbg_set_policy(d, 0, 0);
-    TU_OK(!chacha_drbg_reseed_due_at(d, t0 + 100000), "interval 0: no limit");
+    TU_OK(!chacha_drbg_reseed_due_at(d, 0, t0 + 100000), "interval 0: no limit");
     chacha_drbg_free(d);
 }
 
@@ -215,7 +218,7 @@ static int child_fd;
 
 static int child_reports(void *arg)
 {
-    char due = (char)('0' + chacha_drbg_reseed_due(child_drbg));
+    char due = (char)('0' + chacha_drbg_reseed_due(child_drbg, 0));
 
     (void)arg;
     return tu_write_full(child_fd, &due, 1) ? 0 : 2;
@@ -282,7 +285,52 @@ static void test_fork_mode(enum chacha_fork_mode mode, const char *name,
         TU_OK(child_due == '1', "fork mode %s: a child made by %s must reseed",
               name, tu_split_name((enum tu_split)how));
     }
-    TU_OK(!chacha_drbg_reseed_due(d), "fork mode %s: the parent need not",
+    TU_OK(!chacha_drbg_reseed_due(d, 0), "fork mode %s: the parent need not",
+          name);
+    chacha_drbg_free(d);
+}
+
+/*
+ * In the child: make the pid the state was seeded under this child's own,
+ * as a reused pid or a pid-1 child in a new pid namespace would, then
+ * report as child_reports() does.
+ */
+static int child_reports_same_pid(void *arg)
+{
+    child_drbg->s->pid = getpid();
+    return child_reports(arg);
+}
+
+/*
+ * A fork() child whose pid equals the recorded one, without root: only
+ * wipe-on-fork and the atfork generation can tell it from its parent, so
+ * in those modes it must reseed.  (getpid mode alone cannot: chacharng(7)
+ * documents that residual case.)
+ */
+static void test_same_pid(enum chacha_fork_mode mode, const char *name)
+{
+    struct chacha_drbg *d;
+    int pipefd[2];
+    char child_due = '?';
+    pid_t pid;
+
+    if ((d = seeded_drbg_in_mode(mode, name)) == NULL)
+        return;
+    if (pipe(pipefd) != 0) {
+        TU_OK(0, "pipe");
+        chacha_drbg_free(d);
+        return;
+    }
+    child_drbg = d;
+    child_fd = pipefd[1];
+    pid = tu_split(TU_SPLIT_FORK, child_reports_same_pid, NULL, NULL, 0);
+    close(pipefd[1]);
+    if (pid < 0 || !tu_read_full(pipefd[0], &child_due, 1))
+        child_due = '?';
+    close(pipefd[0]);
+    tu_wait_exit(pid, NULL);
+    TU_OK(child_due == '1',
+          "fork mode %s: a fork() child with the recorded pid must reseed",
           name);
     chacha_drbg_free(d);
 }
@@ -293,7 +341,7 @@ static int child_reseeds(void *arg)
     static const uint8_t e[CHACHA_DRBG_SEED_BYTES] = { 0xe5, 0xee, 0xd };
     struct chacha_drbg *d = arg;
     uint8_t got[100], want[100];
-    struct chacha_drbg *fresh = chacha_drbg_new(tu_impl_under_test());
+    struct chacha_drbg *fresh = chacha_drbg_new(tu_impl_under_test(), NULL, NULL);
 
     if (fresh == NULL)
         return 2;
@@ -349,8 +397,7 @@ static void draw(struct chacha_drbg *d, uint8_t *out, size_t total, size_t req)
 
     for (off = 0; off < total; off += n) {
         n = total - off < req ? total - off : req;
-        if (!chacha_drbg_generate_fast(d, out + off, n))
-            chacha_drbg_generate(d, out + off, n, NULL, 0);
+        chacha_drbg_request(d, out + off, n, 0, NULL, 0);
     }
 }
 
@@ -384,7 +431,7 @@ static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
 {
     static uint8_t a[CLONE_STRETCH], b[CLONE_STRETCH], pre[2048];
     struct chacha_drbg *d1 = seeded_drbg();
-    struct chacha_drbg *d2 = chacha_drbg_new(tu_impl_under_test());
+    struct chacha_drbg *d2 = chacha_drbg_new(tu_impl_under_test(), NULL, NULL);
     long last = -2;
 
     *same = 0;
@@ -441,6 +488,216 @@ static void test_clone(void)
           failures);
 }
 
+/*
+ * The kernel's bytes reach the key: with a kernel read that returns a
+ * known G, the refill after 100 bytes equals that of an unmixed twin
+ * whose key had G XORed in by hand (state words 4..11, little-endian).
+ */
+static const uint8_t known_g[CHACHA_KEY_BYTES] = {
+    0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xfe, 0xdc, 0xba,
+    0x98, 0x76, 0x54, 0x32, 0x10, 0x0f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a,
+    0x69, 0x78, 0x87, 0x96, 0xa5, 0xb4, 0xc3, 0xd2, 0xe1, 0xf0
+};
+
+static int mix_known(uint8_t g[CHACHA_KEY_BYTES])
+{
+    memcpy(g, known_g, CHACHA_KEY_BYTES);
+    return 1;
+}
+
+static void test_mix_reaches_key(void)
+{
+    struct chacha_drbg *m = seeded_drbg(), *t = seeded_drbg(), *u = seeded_drbg();
+    uint8_t a[2000], b[2000], c[2000];
+    size_t i;
+
+    if (!TU_OK(m != NULL && t != NULL && u != NULL, "three generators"))
+        goto out;
+    chacha_drbg_set_kernel_mix(m, mix_known);
+    /* the first refill: mixed in m, by hand in t, not at all in u */
+    for (i = 0; i < CHACHA_KEY_BYTES / 4; i++)
+        t->s->state[4 + i] ^= (uint32_t)known_g[4 * i]
+                              | (uint32_t)known_g[4 * i + 1] << 8
+                              | (uint32_t)known_g[4 * i + 2] << 16
+                              | (uint32_t)known_g[4 * i + 3] << 24;
+    chacha_drbg_generate(m, a, 100, NULL, 0);
+    chacha_drbg_generate(t, b, 100, NULL, 0);
+    chacha_drbg_generate(u, c, 100, NULL, 0);
+    TU_OK(memcmp(a, b, 100) == 0 && memcmp(a, c, 100) != 0,
+          "kernel mixing: a refill's key is K ^ G, G as the kernel gave it");
+    /* a direct request mixes too: twice by hand, as m mixes twice more */
+    for (i = 0; i < CHACHA_KEY_BYTES / 4; i++)
+        t->s->state[4 + i] ^= (uint32_t)known_g[4 * i]
+                              | (uint32_t)known_g[4 * i + 1] << 8
+                              | (uint32_t)known_g[4 * i + 2] << 16
+                              | (uint32_t)known_g[4 * i + 3] << 24;
+    chacha_drbg_generate(m, a, 1900, NULL, 0); /* 860 buffered, direct rest */
+    chacha_drbg_generate(t, b, 1900, NULL, 0);
+    TU_OK(memcmp(a, b, 1900) == 0,
+          "kernel mixing: a direct request's key is K ^ G too");
+out:
+    chacha_drbg_free(m);
+    chacha_drbg_free(t);
+    chacha_drbg_free(u);
+}
+
+/* ------------------------------------------------------------------------
+ * The request path: one predicate, every trigger, the source's seeds
+ * ------------------------------------------------------------------------ */
+
+/* A seed source for the core alone: numbered seeds, a counter to follow. */
+struct test_source {
+    unsigned int gets, fail, pred_res_seen;
+    unsigned int counter; /* a foreign parent's reseed counter */
+    const struct chacha_drbg *parent; /* or one of ours */
+};
+
+static void numbered_seed(uint8_t *buf, size_t len, unsigned int n)
+{
+    size_t i;
+
+    for (i = 0; i < len; i++)
+        buf[i] = (uint8_t)(n * 31 + i);
+}
+
+static int ts_get(void *arg, uint8_t *buf, size_t len, int pred_res,
+                  unsigned int *mark)
+{
+    struct test_source *ts = arg;
+
+    if (ts->fail)
+        return 0;
+    numbered_seed(buf, len, ++ts->gets);
+    ts->pred_res_seen += pred_res != 0;
+    *mark = ts->parent != NULL ? chacha_drbg_reseed_counter(ts->parent)
+                               : ts->counter;
+    return 1;
+}
+
+static int ts_moved(void *arg, unsigned int mark)
+{
+    return ((struct test_source *)arg)->counter != mark;
+}
+
+/*
+ * |d| with |ts| as its source, against a twin |ref| driven through the
+ * mechanism: serve |n| bytes through the request path; the twin reseeds
+ * with the next numbered seed if |want_reseed|.  1 if the bytes and the
+ * number of seeds agree.
+ */
+static int request_step(struct chacha_drbg *d, struct test_source *ts,
+                        struct chacha_drbg *ref, size_t n, int pred_res,
+                        int want_reseed)
+{
+    static uint8_t got[CHACHA_DRBG_MAX_REQUEST], want[CHACHA_DRBG_MAX_REQUEST];
+    uint8_t e[CHACHA_DRBG_SEED_BYTES];
+    unsigned int before = ts->gets;
+
+    if (!chacha_drbg_request(d, got, n, pred_res, NULL, 0))
+        return 0;
+    if (want_reseed) {
+        numbered_seed(e, sizeof(e), before + 1);
+        chacha_drbg_reseed(ref, NULL, 0, e, sizeof(e), NULL, 0);
+    }
+    chacha_drbg_generate(ref, want, n, NULL, 0);
+    return ts->gets == before + (want_reseed != 0) && memcmp(got, want, n) == 0;
+}
+
+/* A source-seeded generator and its mechanism twin, both from seed 1. */
+static int request_pair(struct test_source *ts, int foreign,
+                        const struct chacha_drbg *parent,
+                        struct chacha_drbg **d, struct chacha_drbg **ref)
+{
+    struct chacha_drbg_source src = { .get = ts_get, .arg = ts };
+    uint8_t e[CHACHA_DRBG_SEED_BYTES];
+
+    if (foreign)
+        src.moved = ts_moved;
+    if (parent != NULL)
+        src.counter = chacha_drbg_reseed_counter_at(parent);
+    memset(ts, 0, sizeof(*ts));
+    ts->parent = parent;
+    *d = chacha_drbg_new(tu_impl_under_test(), NULL, &src);
+    *ref = chacha_drbg_new(tu_impl_under_test(), NULL, NULL);
+    if (*d == NULL || *ref == NULL || !chacha_drbg_instantiate_fresh(*d, 0, NULL, 0))
+        return 0;
+    numbered_seed(e, sizeof(e), 1);
+    chacha_drbg_instantiate(*ref, e, sizeof(e), NULL, 0);
+    return 1;
+}
+
+static void test_request_path(void)
+{
+    struct chacha_drbg *d = NULL, *ref = NULL, *parent = seeded_drbg();
+    struct test_source ts;
+    int ok;
+    size_t i;
+
+    /* 16 MiB passed with the next request's bytes buffered */
+    ok = request_pair(&ts, 0, NULL, &d, &ref);
+    chacha_drbg_set_policy(d, 0, 0);
+    chacha_drbg_set_policy(ref, 0, 0);
+    for (i = 0; i < 15 && ok; i++)
+        ok = request_step(d, &ts, ref, CHACHA_DRBG_MAX_REQUEST, 0, 0);
+    ok = ok && request_step(d, &ts, ref, CHACHA_DRBG_MAX_REQUEST - 100, 0, 0)
+         && request_step(d, &ts, ref, 200, 0, 0) && d->s->avail == 760;
+    TU_OK(ok, "16 MiB + 100 bytes served from one seed, 760 buffered");
+    TU_OK(request_step(d, &ts, ref, 16, 0, 1)
+              && request_step(d, &ts, ref, 16, 0, 0),
+          "16 MiB passed: a request the buffer holds reseeds first, once");
+
+    /* calls: reseed_requests = 2, small requests */
+    chacha_drbg_set_policy(d, 2, 0);
+    chacha_drbg_set_policy(ref, 2, 0);
+    /* two calls (16, 16) were served since the last seed */
+    TU_OK(request_step(d, &ts, ref, 5, 0, 1) && request_step(d, &ts, ref, 0, 0, 0)
+              && request_step(d, &ts, ref, 5, 0, 1)
+              && request_step(d, &ts, ref, 5, 0, 0),
+          "reseed_requests = 2: the third call of a seed reseeds first, a "
+          "zero-length call counts");
+
+    /* prediction resistance, bytes buffered, passed on to the source */
+    TU_OK(request_step(d, &ts, ref, 5, 1, 1) && ts.pred_res_seen == 1,
+          "prediction resistance: buffered bytes are not served, the source "
+          "is asked with it");
+
+    /* a foreign parent's counter, through moved() */
+    chacha_drbg_free(d);
+    chacha_drbg_free(ref);
+    ok = request_pair(&ts, 1, NULL, &d, &ref);
+    ok = ok && request_step(d, &ts, ref, 5, 0, 0);
+    ts.counter++;
+    TU_OK(ok && request_step(d, &ts, ref, 5, 0, 1)
+              && request_step(d, &ts, ref, 5, 0, 0),
+          "a parent that moved (moved()): the next request reseeds, once");
+
+    /* one of ours as the parent, its counter read inline */
+    chacha_drbg_free(d);
+    chacha_drbg_free(ref);
+    ok = parent != NULL && request_pair(&ts, 0, parent, &d, &ref);
+    ok = ok && request_step(d, &ts, ref, 5, 0, 0)
+         && request_step(d, &ts, ref, 5, 0, 0);
+    if (parent != NULL) {
+        static const uint8_t e[CHACHA_DRBG_SEED_BYTES] = { 9 };
+
+        chacha_drbg_reseed(parent, NULL, 0, e, sizeof(e), NULL, 0);
+    }
+    TU_OK(ok && request_step(d, &ts, ref, 5, 0, 1)
+              && request_step(d, &ts, ref, 5, 0, 0),
+          "a chacha_drbg parent that reseeded: the next request reseeds, once");
+
+    /* fail closed: a failing source wipes, and the next request retries */
+    ts.fail = 1;
+    chacha_drbg_set_policy(d, 1, 0);
+    chacha_drbg_set_policy(ref, 1, 0);
+    TU_OK(!chacha_drbg_request(d, ref->s->ks, 5, 0, NULL, 0)
+              && chacha_drbg_is_zeroized(d),
+          "a failing source: the request fails and the state is wiped");
+    chacha_drbg_free(d);
+    chacha_drbg_free(ref);
+    chacha_drbg_free(parent);
+}
+
 static void body(void)
 {
     struct chacha_drbg *d;
@@ -457,13 +714,17 @@ static void body(void)
     test_fork_mode(CHACHA_FORK_ATFORK, "atfork", stack);
     test_fork_mode(CHACHA_FORK_GETPID, "getpid", stack);
     tu_split_stack_free(stack, STACK_BYTES);
+    test_same_pid(CHACHA_FORK_WIPEONFORK, "wipe-on-fork");
+    test_same_pid(CHACHA_FORK_ATFORK, "atfork");
     test_fork_child_reseed(CHACHA_FORK_WIPEONFORK, "wipe-on-fork");
     test_fork_child_reseed(CHACHA_FORK_ATFORK, "atfork");
     test_fork_child_reseed(CHACHA_FORK_GETPID, "getpid");
     test_clone();
+    test_mix_reaches_key();
+    test_request_path();
 
     chacha_secpage_fail_next(1);
-    d = chacha_drbg_new(tu_impl_under_test());
+    d = chacha_drbg_new(tu_impl_under_test(), NULL, NULL);
     TU_OK(d == NULL, "a failed mapping makes chacha_drbg_new fail");
     chacha_drbg_free(d);
 }

@@ -720,6 +720,45 @@ static void test_16mib(const unsigned char *seed)
 }
 
 /*
+ * Limits crossed while the buffer holds the next request's bytes: the
+ * request path must decide before serving from the buffer.  The context
+ * has a TEST-RAND parent (no reseed counter to follow), so its small
+ * requests take the inline path.
+ */
+static void test_buffered_limits(const unsigned char *seed)
+{
+    const struct scenario *sc = scenario("buffered-limits");
+    const struct step *st;
+    unsigned int asked = 0;
+    char what[96];
+    struct rig r;
+    size_t i;
+    int ok = 1, crossed = 0;
+
+    if (sc == NULL || !rig_new(&r, seed, NULL, 0, "buffered limits"))
+        return;
+    for (i = 0; i < sc->nsteps && ok; i++) {
+        st = &sc->step[i];
+        snprintf(what, sizeof(what),
+                 "buffered limits step %zu: %zu bytes, pred_res %d", i, st->n,
+                 st->pr);
+        /* the step that finds 16 MiB passed with its bytes buffered */
+        if (r.m.bytes >= MODEL_RESEED_BYTES && r.m.avail >= st->n)
+            crossed = 1;
+        ok = rig_generate(&r, st->n, st->pr, NULL, 0, what);
+        asked += (unsigned int)st->pr;
+    }
+    tu_ok(ok, "buffered limits: %zu requests match the model", i);
+    tu_ok(crossed, "buffered limits: a request found 16 MiB passed with its "
+                   "bytes buffered");
+    /* the 16 MiB reseed and the asked ones */
+    tu_ok(r.m.seeds - r.seeds0 == 1 + asked
+              && rig_counter_ok(&r, "buffered limits total"),
+          "buffered limits: reseeded %u times", 1 + asked);
+    rig_free(&r);
+}
+
+/*
  * Requests above max_request are split by the EVP layer.  Seven 2.5 MiB
  * requests with additional input cross the 16 MiB mark inside the seventh
  * (after its first chunk), and a last one asks for prediction resistance,
@@ -979,6 +1018,7 @@ static void body(void)
     test_explicit_reseed(seed_a);
     test_reseed_requests(seed_b);
     test_16mib(seed_a);
+    test_buffered_limits(seed_a);
     test_split(seed_b);
     test_vectors();
     scenarios_free();

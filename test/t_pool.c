@@ -75,7 +75,7 @@ static const struct chacha_impl *impl_under_test(void)
 static struct chacha_drbg *seeded(uint8_t tag)
 {
     uint8_t seed[CHACHA_DRBG_SEED_BYTES], out[32];
-    struct chacha_drbg *d = chacha_drbg_new(impl_under_test());
+    struct chacha_drbg *d = chacha_drbg_new(impl_under_test(), NULL, NULL);
 
     if (d == NULL)
         return NULL;

@@ -16,9 +16,9 @@
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 
-#include "prov.h"
+#include "base.h"
 
-/* The names the product registers (provider/prov.h). */
+/* The names the product registers (provider/base.h). */
 #define PU_PROVIDER CHACHARNG_NAME
 #define PU_ALG CHACHARNG_ALG_NAME
 #define PU_PROPQ "provider=" CHACHARNG_NAME

@@ -2,11 +2,12 @@
 /*
  * The provider-wide types: the provider context (core upcalls, the kernel
  * chosen at load), error reasons, debug output, and the functions the
- * provider/ files call across each other.  The RAND context's internals
- * are in rand_local.h.
+ * provider/ files call across each other, each under the file that
+ * defines it.  base.c, the floor everything stands on, calls none of the
+ * others.  The RAND context's internals are in rand_local.h.
  */
-#ifndef CHACHARNG_PROV_H
-#define CHACHARNG_PROV_H
+#ifndef CHACHARNG_BASE_H
+#define CHACHARNG_BASE_H
 
 #include <pthread.h>
 #include <time.h>
@@ -20,7 +21,7 @@
 #define CHACHARNG_NAME "chacharng"
 #define CHACHARNG_ALG_NAME "CHACHA20-DRBG"
 #define CHACHARNG_ALG_PROPS "provider=chacharng,fips=no"
-#define CHACHARNG_MAX_REQUEST ((size_t)1 << 20)
+#define CHACHARNG_MAX_REQUEST CHACHA_DRBG_MAX_REQUEST
 #define CHACHARNG_MAX_INPUT ((size_t)65536) /* pers, adin, reseed entropy */
 
 /* Core upcalls added after 3.0; 3.0 headers lack the ids. */
@@ -89,7 +90,7 @@ enum {
 };
 
 /* ------------------------------------------------------------------------
- * prov.c: errors, debug output and the checks every generator shares
+ * base.c: errors, debug output and the checks every generator shares
  * ------------------------------------------------------------------------ */
 void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
                           const char *file, int line, const char *func,
@@ -100,11 +101,13 @@ void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
                          __VA_ARGS__)
 
 /*
- * CHACHARNG_DEBUG: when it is set at provider load, CHACHARNG_DEBUG_LOG
+ * CHACHARNG_DEBUG: chacharng_debug_init() reads it at each provider load;
+ * when it is set, CHACHARNG_DEBUG_LOG
  * prints one line, "chacharng: " and its printf-style arguments, to
  * stderr.  chacharng_debug_enabled() says whether it is on, for callers
  * that must do work before they print.
  */
+void chacharng_debug_init(void);
 int chacharng_debug_enabled(void);
 void chacharng_debug_log(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
@@ -121,19 +124,47 @@ void chacharng_debug_log(const char *fmt, ...)
 int chacharng_strength_ok(const CHACHARNG_PROV_CTX *prov,
                           unsigned int strength);
 /*
- * A new generator on |prov|'s kernel, its state in a page of its own.
- * Returns NULL with an error raised if that page cannot be mapped.
+ * A new generator on |prov|'s kernel, mixing as |kernel_mix| says, seeded
+ * from |src|, its state in a pool slot.  Returns NULL with an error raised
+ * if no slot can be had.
  */
-struct chacha_drbg *chacharng_drbg_new(const CHACHARNG_PROV_CTX *prov);
+struct chacha_drbg *chacharng_drbg_new(const CHACHARNG_PROV_CTX *prov,
+                                       int kernel_mix,
+                                       const struct chacha_drbg_source *src);
 /*
  * The kernel named by the |len| bytes at |name| (no NUL needed), which
  * must be compiled in and run here.  |origin| says where the name came
  * from ("CHACHARNG_IMPL", "config key impl", "impl") for the error.
  * Returns NULL with an error raised otherwise.
  */
+/* The package and the kernels compiled in, for messages and `buildinfo`. */
+const char *chacharng_buildinfo(void);
 const struct chacha_impl *chacharng_impl_find(const CHACHARNG_PROV_CTX *prov,
                                               const char *origin,
                                               const char *name, size_t len);
+
+/* ------------------------------------------------------------------------
+ * settings.c: the config keys and their environment variables, at load
+ * ------------------------------------------------------------------------ */
+/*
+ * A setting's value (NULL: unset) and where it came from: the environment
+ * variable's name, "config key <key>", or "default".
+ */
+struct chacharng_setting {
+    const char *value;
+    const char *origin;
+};
+struct chacharng_settings {
+    struct chacharng_setting impl;       /* impl, CHACHARNG_IMPL */
+    struct chacharng_setting kernel_mix; /* kernel_mix, CHACHARNG_KERNEL_MIX */
+};
+/*
+ * Read every setting into |s|: the config keys of |prov|'s section in one
+ * core_get_params call, each overridden by its environment variable when
+ * that is set and not empty.  The strings live as long as the provider.
+ */
+void chacharng_settings_read(const CHACHARNG_PROV_CTX *prov,
+                             struct chacharng_settings *s);
 
 /* ------------------------------------------------------------------------
  * rand.c: the EVP_RAND entry points of CHACHA20-DRBG
@@ -155,37 +186,14 @@ int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov,
                             const OSSL_PARAM *p);
 
 /* ------------------------------------------------------------------------
- * seed.c: entropy, and the one path that seeds a generator with it
+ * seed.c: the seed sources, as the generator's source interface
  * ------------------------------------------------------------------------ */
 /*
- * Fill |out| with CHACHA_DRBG_SEED_BYTES from the core's entropy upcall,
- * else getrandom(2): the source of every generator without a parent.
- * Returns 1 on success, 0 (with an error raised) on failure.
+ * The source of every generator without a parent, into |src|: the core's
+ * entropy upcall, else getrandom(2).  Its errors are raised on |prov|.
  */
-int chacharng_seed_os(const CHACHARNG_PROV_CTX *prov, unsigned char *out);
-
-/* What a seeding absorbs besides the fresh entropy E it fetches. */
-struct chacharng_seed_input {
-    int instantiate;           /* 1: start over from E || pers */
-    int prediction_resistance; /* asked of the parent, if any */
-    const unsigned char *ent;  /* reseed: ent || E || adin on top */
-    size_t entlen;
-    const unsigned char *pers; /* instantiate only */
-    size_t perslen;
-    const unsigned char *adin; /* reseed only */
-    size_t adinlen;
-};
-/*
- * Seed generator |d| as |in| says: fetch E (for the RAND context |ctx|
- * from its source, chacharng_seed_get; for a random-provider generator,
- * |ctx| NULL, from chacharng_seed_os), absorb it, wipe it, and record the
- * seeding (|ctx|'s reseed counter and time).  Requires ctx's lock, if
- * any.  On failure |d| is wiped, so nothing unseeded is ever output, and
- * |ctx| goes to the error state; returns 0 with an error raised.
- */
-int chacharng_seed_drbg(const CHACHARNG_PROV_CTX *prov, CHACHARNG_RAND_CTX *ctx,
-                        struct chacha_drbg *d,
-                        const struct chacharng_seed_input *in);
+void chacharng_seed_source_os(CHACHARNG_PROV_CTX *prov,
+                              struct chacha_drbg_source *src);
 
 /* ------------------------------------------------------------------------
  * kmix.c: kernel mixing (DESIGN.md sections 2 and 3)
@@ -195,17 +203,14 @@ int chacharng_seed_drbg(const CHACHARNG_PROV_CTX *prov, CHACHARNG_RAND_CTX *ctx,
  * into |prov|, and find out once what `auto` means here.  Returns 1, or 0
  * with an error raised for a value other than auto, on or off.
  */
-int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov);
+int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov,
+                          const struct chacharng_setting *kernel_mix);
 /*
  * Whether a new generator mixes by default: for context |ctx| (its parent
  * already noted), or for a random-provider generator when |ctx| is NULL.
  */
 int chacharng_kmix_default(const CHACHARNG_PROV_CTX *prov,
                            const CHACHARNG_RAND_CTX *ctx);
-/* Turn kernel mixing of |d| on (|on| != 0) or off. */
-void chacharng_kmix_set(struct chacha_drbg *d, int on);
-/* The core's callback: 32 bytes from getrandom(GRND_NONBLOCK), or 0. */
-chacha_drbg_mix_fn chacharng_kmix_read;
 
 /* ------------------------------------------------------------------------
  * random_provider.c: the OpenSSL 3.5+ random-provider path (DESIGN.md
