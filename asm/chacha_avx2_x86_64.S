@@ -14,22 +14,31 @@
  * returns at once.  out must not overlap st (chacha.h: overlapping buffers
  * are outside the contract, and the kernels disagree on what they produce).
  *
- * Clobbers: rcx, rdx, rdi, r8, r11, flags, ymm0-ymm15 (all returned zeroed
- * by vzeroall, which also leaves the upper halves clean as vzeroupper
- * would).  No callee-saved register is touched.  Stack use: none for
- * 1..4 blocks; else rsp is saved in r11 (the CFA register meanwhile),
+ * Clobbers: rax, rcx, rdx, rsi, rdi, r8-r11, flags, ymm0-ymm15 (all
+ * returned zeroed where they held key or keystream; the vector paths end
+ * in vzeroall, which also leaves the upper halves clean as vzeroupper
+ * would, and the one-block path touches no vector register).  Stack use:
+ * none for 2..4 blocks; for 1 block the integer path
+ * (chacha_block_x86_64.h) saves rbx, rbp and r12-r15 with push/pop and
+ * keeps two state words and the two pointers in a 32-byte frame (CFI
+ * describes both); else rsp is saved in r11 (the CFA register meanwhile),
  * aligned down to 32 bytes and lowered by 1056 bytes: the working state of
- * two 8-block batches and the counter vector.  That area is overwritten
- * with zeros before returning.
+ * two 8-block batches and the counter vector.  Every byte left below the
+ * caller's rsp is overwritten with zeros before returning.
  *
  * Layout: "vertical" -- ymm register i holds state word i of eight
  * consecutive blocks, so a quarter round is lane-wise arithmetic.
  * Rotations by 16 and 8 are one vpshufb each, by 12 and 7 shift, shift, or.
  *
  * Batches:
- *   - a call for 1..4 blocks: the row path below (two blocks as four row
- *     registers), all in registers: the absorb and rekey calls of one
- *     block are latency-bound, and a vertical batch would compute eight;
+ *   - a call for 1 block (absorb, the rekey block of a direct request):
+ *     the integer registers (chacha_block_x86_64.h, shared with the SSE2
+ *     and AVX-512 kernels): such a call is one dependency chain, and on
+ *     cores with two-cycle vector operations (Zen 5) the one-cycle
+ *     integer ALUs run it in about half the row path's time;
+ *   - a call for 2..4 blocks: the row path below (two blocks as four row
+ *     registers), all in registers: such calls are latency-bound, and a
+ *     vertical batch would compute eight;
  *   - 16 blocks per iteration (also for a final 9..15): two independent
  *     8-block states X and Y.  Vector operations have two-cycle latency on
  *     recent cores, and the four dependency chains of one state leave most
@@ -56,6 +65,8 @@
 #include "asm_common.h"
 
 #if defined(__x86_64__) && defined(__ELF__)
+
+#include "chacha_block_x86_64.h"
 
         .section .rodata
         .p2align 5
@@ -311,7 +322,7 @@
 .endm
 
 /*
- * Row path (1..4 blocks): "horizontal" -- each 128-bit lane holds one row
+ * Row path (2..4 blocks): "horizontal" -- each 128-bit lane holds one row
  * of a block's 4x4 state (a = words 0..3, b = 4..7, c = 8..11,
  * d = 12..15), the low lane block k and the high lane block k + 1, so four
  * ymm registers are two blocks.  A column round is lane-wise arithmetic on
@@ -421,6 +432,8 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx2)
         LANDING_PAD
         testq   %rdx, %rdx
         jz      .Lreturn
+        cmpq    $1, %rdx
+        je      .Lblock1
         cmpq    $4, %rdx
         jbe     .Lrows
 
@@ -540,7 +553,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx2)
 .Lreturn:
         ret
 
-        /* 1..4 blocks: the row path, in registers only (no frame). */
+        /* 2..4 blocks: the row path, in registers only (no frame). */
 .Lrows:
         vbroadcasti128 0(%rsi), %ymm8
         vbroadcasti128 16(%rsi), %ymm9
@@ -578,13 +591,14 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx2)
         vpaddd  %ymm10, %ymm2, %ymm2
         vpaddd  %ymm11, %ymm3, %ymm3
         YSTORE  0, 0, 0, 1, 2, 3
-        cmpl    $1, %edx
-        je      .Lrows_done
-        YSTORE  1, 1, 0, 1, 2, 3
-.Lrows_done:
+        YSTORE  1, 1, 0, 1, 2, 3        /* at least 2 blocks here */
         /* ymm0-15 held key words and keystream. */
         vzeroall
         ret
+
+        /* One block: the integer registers (chacha_block_x86_64.h). */
+.Lblock1:
+        CHACHA_BLOCK1_GPR
 FUNC_END(chacharng_chacha_blocks_avx2)
 
 #endif

@@ -18,10 +18,10 @@
  * returned zeroed where they held key or keystream).  Stack use: the
  * 32-block path parks two vector registers of keystream in the 128-byte
  * red zone below rsp (allowed in a leaf function by the SysV ABI); the
- * one-block path saves rbx, rbp and r12-r15 with push/pop and keeps two
- * state words and the two pointers in a 32-byte frame (CFI describes
- * both); every byte of keystream or key left below the caller's rsp is
- * overwritten with zeros before returning.
+ * one-block path (chacha_block_x86_64.h) saves rbx, rbp and r12-r15 with
+ * push/pop and keeps two state words and the two pointers in a 32-byte
+ * frame (CFI describes both); every byte it or the red-zone scratch leaves
+ * below the caller's rsp is overwritten with zeros before returning.
  *
  * Layout: "vertical" -- vector register i holds state word i of N
  * independent blocks, so a quarter round is plain lane-wise arithmetic and
@@ -39,7 +39,8 @@
  *     registers (ymm0-12 only, so vzeroall clears it; no stack): such
  *     calls are latency-bound, and a vertical batch would compute four;
  *   - a call for 1 block (absorb, the rekey block of a direct request):
- *     the integer registers (SQR2), which on Zen 5 take half the row
+ *     the integer registers (chacha_block_x86_64.h, shared with the
+ *     SSE2 and AVX2 kernels), which on Zen 5 take half the row
  *     path's time: a 1-cycle add, xor or rotate against a 2-cycle vector
  *     operation on a chain that is all there is to wait for.
  * A partial batch stores only the blocks asked for.  Blocks are never
@@ -55,6 +56,8 @@
 #include "asm_common.h"
 
 #if defined(__x86_64__) && defined(__ELF__)
+
+#include "chacha_block_x86_64.h"
 
         .section .rodata
         .p2align 6
@@ -442,52 +445,6 @@
         jnz     1b
 .endm
 
-/*
- * One-block path: a single block in the general-purpose registers.  On
- * cores where a dependent vector operation takes two cycles (Zen 5), the
- * row path's chain of 240 dependent operations costs about twice what the
- * same chain costs on the one-cycle integer ALUs, and a one-block call
- * (absorb, the rekey block of a direct request) is nothing but that
- * chain.  Words: a = eax, ebx, ecx, edx; b = r8d-r11d; d = r12d-r15d; two
- * words of c in esi and edi, the other two in the frame, swapped in after
- * each pair of quarter rounds (as in the classic scalar x86_64 ChaCha
- * layout: fifteen registers cannot hold sixteen words and a pointer).
- * The two pairs of a half round are independent, so renaming runs all
- * four chains at once though the code has two at a time.
- */
-.macro SQR2 a0,b0,c0,d0, a1,b1,c1,d1
-        addl    \b0, \a0
-        addl    \b1, \a1
-        xorl    \a0, \d0
-        xorl    \a1, \d1
-        roll    $16, \d0
-        roll    $16, \d1
-        addl    \d0, \c0
-        addl    \d1, \c1
-        xorl    \c0, \b0
-        xorl    \c1, \b1
-        roll    $12, \b0
-        roll    $12, \b1
-        addl    \b0, \a0
-        addl    \b1, \a1
-        xorl    \a0, \d0
-        xorl    \a1, \d1
-        roll    $8, \d0
-        roll    $8, \d1
-        addl    \d0, \c0
-        addl    \d1, \c1
-        xorl    \c0, \b0
-        xorl    \c1, \b1
-        roll    $7, \b0
-        roll    $7, \b1
-.endm
-
-/* Frame of the one-block path, above the six saved registers. */
-#define S1_C(i) (4 * ((i) - 8))     /* words 8..11 while out of esi/edi */
-#define S1_OUT 16
-#define S1_ST 24
-#define S1_FRAME 32
-
 /* Store block j from the low (L = 0) or high (L = 1) lanes of a..d. */
 .macro RSTORE j, L, a, b, c, d
         .if \L == 0
@@ -509,7 +466,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx512)
         testq   %rdx, %rdx
         jz      .Lnothing               /* no vector register touched yet */
         cmpq    $1, %rdx
-        je      .Lone
+        je      .Lblock1
         cmpq    $4, %rdx
         jbe     .Lrows
         movl    48(%rsi), %r8d          /* st[12]: counter of the next batch */
@@ -689,149 +646,9 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx512)
         vzeroall
         ret
 
-        /*
-         * One block in the integer registers (see SQR2).  Saves the six
-         * callee-saved registers it uses; the frame holds two words of
-         * row c and the two pointers, and is wiped before it is released.
-         */
-.Lone:
-        pushq   %rbx
-        .cfi_adjust_cfa_offset 8
-        .cfi_offset %rbx, -16
-        pushq   %rbp
-        .cfi_adjust_cfa_offset 8
-        .cfi_offset %rbp, -24
-        pushq   %r12
-        .cfi_adjust_cfa_offset 8
-        .cfi_offset %r12, -32
-        pushq   %r13
-        .cfi_adjust_cfa_offset 8
-        .cfi_offset %r13, -40
-        pushq   %r14
-        .cfi_adjust_cfa_offset 8
-        .cfi_offset %r14, -48
-        pushq   %r15
-        .cfi_adjust_cfa_offset 8
-        .cfi_offset %r15, -56
-        subq    $S1_FRAME, %rsp
-        .cfi_adjust_cfa_offset S1_FRAME
-        movq    %rdi, S1_OUT(%rsp)
-        movq    %rsi, S1_ST(%rsp)
-        movq    %rsi, %rbp
-        movl    40(%rbp), %esi
-        movl    44(%rbp), %edi
-        movl    %esi, S1_C(10)(%rsp)
-        movl    %edi, S1_C(11)(%rsp)
-        movl    0(%rbp), %eax
-        movl    4(%rbp), %ebx
-        movl    8(%rbp), %ecx
-        movl    12(%rbp), %edx
-        movl    16(%rbp), %r8d
-        movl    20(%rbp), %r9d
-        movl    24(%rbp), %r10d
-        movl    28(%rbp), %r11d
-        movl    32(%rbp), %esi
-        movl    36(%rbp), %edi
-        movl    48(%rbp), %r12d
-        movl    52(%rbp), %r13d
-        movl    56(%rbp), %r14d
-        movl    60(%rbp), %r15d
-        movl    $10, %ebp
-        .p2align 4
-1:
-        /* columns: c8, c9 in esi, edi; then c10, c11 */
-        SQR2    %eax,%r8d,%esi,%r12d, %ebx,%r9d,%edi,%r13d
-        movl    %esi, S1_C(8)(%rsp)
-        movl    %edi, S1_C(9)(%rsp)
-        movl    S1_C(10)(%rsp), %esi
-        movl    S1_C(11)(%rsp), %edi
-        SQR2    %ecx,%r10d,%esi,%r14d, %edx,%r11d,%edi,%r15d
-        /* diagonals (0,5,10,15), (1,6,11,12) with c10, c11 still in
-         * esi, edi; then (2,7,8,13), (3,4,9,14) */
-        SQR2    %eax,%r9d,%esi,%r15d, %ebx,%r10d,%edi,%r12d
-        movl    %esi, S1_C(10)(%rsp)
-        movl    %edi, S1_C(11)(%rsp)
-        movl    S1_C(8)(%rsp), %esi
-        movl    S1_C(9)(%rsp), %edi
-        SQR2    %ecx,%r11d,%esi,%r13d, %edx,%r8d,%edi,%r14d
-        decl    %ebp
-        jnz     1b
-
-        movq    S1_ST(%rsp), %rbp
-        addl    0(%rbp), %eax
-        addl    4(%rbp), %ebx
-        addl    8(%rbp), %ecx
-        addl    12(%rbp), %edx
-        addl    16(%rbp), %r8d
-        addl    20(%rbp), %r9d
-        addl    24(%rbp), %r10d
-        addl    28(%rbp), %r11d
-        addl    32(%rbp), %esi
-        addl    36(%rbp), %edi
-        addl    48(%rbp), %r12d
-        addl    52(%rbp), %r13d
-        addl    56(%rbp), %r14d
-        addl    60(%rbp), %r15d
-        movl    %esi, S1_C(8)(%rsp)
-        movl    %edi, S1_C(9)(%rsp)
-        movl    S1_C(10)(%rsp), %esi
-        movl    S1_C(11)(%rsp), %edi
-        addl    40(%rbp), %esi
-        addl    44(%rbp), %edi
-        movq    S1_OUT(%rsp), %rbp
-        movl    %eax, 0(%rbp)
-        movl    %ebx, 4(%rbp)
-        movl    %ecx, 8(%rbp)
-        movl    %edx, 12(%rbp)
-        movl    %r8d, 16(%rbp)
-        movl    %r9d, 20(%rbp)
-        movl    %r10d, 24(%rbp)
-        movl    %r11d, 28(%rbp)
-        movl    %esi, 40(%rbp)
-        movl    %edi, 44(%rbp)
-        movl    S1_C(8)(%rsp), %esi
-        movl    S1_C(9)(%rsp), %edi
-        movl    %esi, 32(%rbp)
-        movl    %edi, 36(%rbp)
-        movl    %r12d, 48(%rbp)
-        movl    %r13d, 52(%rbp)
-        movl    %r14d, 56(%rbp)
-        movl    %r15d, 60(%rbp)
-
-        /* Every register and frame word below held keystream: zero them
-         * (the callee-saved ones get the caller's values back). */
-        xorl    %eax, %eax
-        movq    %rax, S1_C(8)(%rsp)
-        movq    %rax, S1_C(10)(%rsp)
-        xorl    %ecx, %ecx
-        xorl    %edx, %edx
-        xorl    %esi, %esi
-        xorl    %edi, %edi
-        xorl    %r8d, %r8d
-        xorl    %r9d, %r9d
-        xorl    %r10d, %r10d
-        xorl    %r11d, %r11d
-        addq    $S1_FRAME, %rsp
-        .cfi_adjust_cfa_offset -S1_FRAME
-        popq    %r15
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %r15
-        popq    %r14
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %r14
-        popq    %r13
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %r13
-        popq    %r12
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %r12
-        popq    %rbp
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %rbp
-        popq    %rbx
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %rbx
-        ret
+        /* One block: the integer registers (chacha_block_x86_64.h). */
+.Lblock1:
+        CHACHA_BLOCK1_GPR
 FUNC_END(chacharng_chacha_blocks_avx512)
 
 #endif

@@ -15,12 +15,14 @@
  * out must not overlap st (chacha.h: overlapping buffers are outside the
  * contract, and the kernels disagree on what they produce).
  *
- * Clobbers: rcx, rdx, rdi, r8, flags, xmm0-xmm15 (all returned zeroed).
- * No callee-saved register is touched.  Stack use: none for 1..3 blocks;
- * else a 776-byte frame (rsp - 776, 16-byte aligned, described by CFI)
- * holding the input words broadcast to four lanes and the working state of
- * two 4-block batches.  The frame is overwritten with zeros before
- * returning.
+ * Clobbers: rax, rcx, rdx, rsi, rdi, r8-r11, flags, xmm0-xmm15 (all
+ * returned zeroed where they held key or keystream).  Stack use: none for
+ * 2..3 blocks; for 1 block the integer path (chacha_block_x86_64.h) saves
+ * rbx, rbp and r12-r15 with push/pop and keeps two state words and the two
+ * pointers in a 32-byte frame; else a 776-byte frame (rsp - 776, 16-byte
+ * aligned) holding the input words broadcast to four lanes and the working
+ * state of two 4-block batches.  CFI describes every frame, and every byte
+ * left below the caller's rsp is overwritten with zeros before returning.
  *
  * Layout: "vertical" -- an xmm register holds one state word of four
  * consecutive blocks, so a quarter round is lane-wise arithmetic.
@@ -28,9 +30,14 @@
  * word), the others with shift left, shift right and or.
  *
  * Batches:
- *   - a call for 1..3 blocks: the row path below (one block as four row
- *     registers), all in registers: the absorb and rekey calls of one
- *     block are latency-bound, and a vertical batch would compute four;
+ *   - a call for 1 block (absorb, the rekey block of a direct request):
+ *     the integer registers (chacha_block_x86_64.h, no vector register):
+ *     such a call is one dependency chain, and on cores with two-cycle
+ *     vector operations (Zen 5) the one-cycle integer ALUs run it
+ *     in about half the row path's time;
+ *   - a call for 2..3 blocks: the row path below (one block as four row
+ *     registers), all in registers: such calls are latency-bound, and a
+ *     vertical batch would compute four;
  *   - 8 blocks per iteration (also for a final 5..7): two independent
  *     4-block states X and Y.  Vector operations have two-cycle latency on
  *     recent cores, and the four dependency chains of one state leave most
@@ -56,6 +63,8 @@
 #include "asm_common.h"
 
 #if defined(__x86_64__) && defined(__ELF__)
+
+#include "chacha_block_x86_64.h"
 
         .section .rodata
         .p2align 4
@@ -294,7 +303,7 @@
 .endm
 
 /*
- * Row path (1..3 blocks): "horizontal" -- a block is four registers, one
+ * Row path (2..3 blocks): "horizontal" -- a block is four registers, one
  * row of the 4x4 state each (a = words 0..3, b = 4..7, c = 8..11,
  * d = 12..15), so a column round is lane-wise arithmetic on the rows and a
  * diagonal round is the same after rotating rows a, c and d across lanes
@@ -415,6 +424,8 @@ FUNC_BEGIN(chacharng_chacha_blocks_sse2)
         LANDING_PAD
         testq   %rdx, %rdx
         jz      .Lreturn
+        cmpq    $1, %rdx
+        je      .Lblock1
         cmpq    $3, %rdx
         jbe     .Lrows
 
@@ -547,14 +558,12 @@ FUNC_BEGIN(chacharng_chacha_blocks_sse2)
 .Lreturn:
         ret
 
-        /* 1..3 blocks: the row path, in registers only (no frame). */
+        /* 2..3 blocks: the row path, in registers only (no frame). */
 .Lrows:
         movdqu  0(%rsi), %xmm0
         movdqu  16(%rsi), %xmm1
         movdqu  32(%rsi), %xmm2
         movdqu  48(%rsi), %xmm3
-        cmpl    $1, %edx
-        je      .Lrows1
         movdqa  .Lone(%rip), %xmm15
         movdqa  %xmm0, %xmm4
         movdqa  %xmm1, %xmm5
@@ -575,15 +584,15 @@ FUNC_BEGIN(chacharng_chacha_blocks_sse2)
         HROUNDS 0,1,2,3, 4,5,6,7
 .Lrows_out1:
         HOUT    1, 4, 5, 6, 7
-        jmp     .Lrows_out0
-.Lrows1:
-        HROUNDS 0,1,2,3
-.Lrows_out0:
         HOUT    0, 0, 1, 2, 3
         .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
         pxor    %xmm\i, %xmm\i
         .endr
         ret
+
+        /* One block: the integer registers (chacha_block_x86_64.h). */
+.Lblock1:
+        CHACHA_BLOCK1_GPR
 FUNC_END(chacharng_chacha_blocks_sse2)
 
 #endif

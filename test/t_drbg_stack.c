@@ -11,9 +11,12 @@
  * key), the output words themselves, the seed, and the state and unread
  * buffer left behind.  The constant words and the counter are public and
  * not searched for.  The registers a kernel may clobber are searched for
- * the same words right after it returns (regdump.c, x86_64 and aarch64).  The generator runs on a recording kernel that calls
- * the real one and notes each call's state and output, so the needles
- * cover every block an absorb, refill or direct request made.
+ * the same words right after it returns (regdump.c, x86_64 and aarch64),
+ * and on x86_64 the callee-saved general registers must come back as the
+ * caller left them (the one-block integer path saves six of them).  The
+ * generator runs on a recording kernel that calls the real one and notes
+ * each call's state and output, so the needles cover every block an
+ * absorb, refill or direct request made.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,6 +214,26 @@ static size_t reg_hits(const uint32_t *dump, uint32_t *what)
     return hits;
 }
 
+#ifdef RD_SAVED
+/* 1 if |fn| returns every callee-saved general register unchanged. */
+static int saved_kept(chacha_blocks_fn *fn, const uint32_t *st, size_t n)
+{
+    uint64_t saved[RD_SAVED];
+    size_t i;
+    int ok = 1;
+
+    rd_call_saved(fn, out, st, n, saved);
+    for (i = 0; i < RD_SAVED; i++)
+        if (saved[i] != rd_saved_pattern(i)) {
+            tu_diag("callee-saved register %zu: %016llx, expected %016llx", i,
+                    (unsigned long long)saved[i],
+                    (unsigned long long)rd_saved_pattern(i));
+            ok = 0;
+        }
+    return ok;
+}
+#endif
+
 static void test_registers(void)
 {
     /* 3: every register set of the SIMD kernels' short-call paths */
@@ -239,7 +262,17 @@ static void test_registers(void)
               "%s kernel, %zu blocks: no key, nonce, final-round "
               "or keystream word left in a call-clobbered register",
               real->name, sizes[i]);
+#ifdef RD_SAVED
+        TU_OK(saved_kept(real->blocks, op.st, sizes[i]),
+              "%s kernel, %zu blocks: rbx, rbp and r12-r15 come back as the "
+              "caller left them",
+              real->name, sizes[i]);
+#endif
     }
+#ifdef RD_SAVED
+    TU_OK(!saved_kept(rd_clobbering_kernel, op.st, 1),
+          "the callee-saved check finds a kernel that changes r13");
+#endif
     /* a fresh key, so words the calls above left cannot count here */
     key[0] ^= 0xff;
     chacha_state_init(op.st, key, 7, nonce);

@@ -78,6 +78,56 @@ __asm__(".pushsection .text\n"
         "  ret\n"
         ".size rd_leaky_kernel, .-rd_leaky_kernel\n"
         ".popsection\n");
+
+/*
+ * rdi fn, rsi out, rdx state, rcx nblocks, r8 saved.  The caller's
+ * callee-saved registers and |saved| stay in the frame: seven pushes
+ * leave rsp 16-byte aligned for the call.
+ */
+__asm__(".pushsection .text\n"
+        ".globl rd_call_saved\n"
+        ".type rd_call_saved, @function\n"
+        "rd_call_saved:\n"
+        "  push %rbx\n"
+        "  push %rbp\n"
+        "  push %r12\n"
+        "  push %r13\n"
+        "  push %r14\n"
+        "  push %r15\n"
+        "  push %r8\n"
+        "  mov %rdi, %rax\n"
+        "  mov %rsi, %rdi\n"
+        "  mov %rdx, %rsi\n"
+        "  mov %rcx, %rdx\n"
+        "  movabs $0x5a17c3e90b2d4f60, %rbx\n"
+        "  movabs $0x5b18c4ea0c2e5061, %rbp\n"
+        "  movabs $0x5c19c5eb0d2f5162, %r12\n"
+        "  movabs $0x5d1ac6ec0e305263, %r13\n"
+        "  movabs $0x5e1bc7ed0f315364, %r14\n"
+        "  movabs $0x5f1cc8ee10325465, %r15\n"
+        "  call *%rax\n"
+        "  pop %r8\n"
+        "  mov %rbx, 0(%r8)\n"
+        "  mov %rbp, 8(%r8)\n"
+        "  mov %r12, 16(%r8)\n"
+        "  mov %r13, 24(%r8)\n"
+        "  mov %r14, 32(%r8)\n"
+        "  mov %r15, 40(%r8)\n"
+        "  pop %r15\n"
+        "  pop %r14\n"
+        "  pop %r13\n"
+        "  pop %r12\n"
+        "  pop %rbp\n"
+        "  pop %rbx\n"
+        "  ret\n"
+        ".size rd_call_saved, .-rd_call_saved\n"
+        ".globl rd_clobbering_kernel\n"
+        ".type rd_clobbering_kernel, @function\n"
+        "rd_clobbering_kernel:\n"
+        "  not %r13\n"
+        "  ret\n"
+        ".size rd_clobbering_kernel, .-rd_clobbering_kernel\n"
+        ".popsection\n");
 #elif defined(__aarch64__) && defined(__ELF__)
 /*
  * x0 fn, x1 out, x2 state, x3 nblocks, x4 dump; bti c is a no-op without

@@ -30,4 +30,23 @@ void rd_call(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
 chacha_blocks_fn rd_leaky_kernel;
 #endif
 
+#if defined(__x86_64__) && defined(__ELF__)
+/* Callee-saved general registers: rbx, rbp, r12-r15. */
+#define RD_SAVED 6
+/*
+ * Call |fn|(|out|, |state|, |nblocks|) with each callee-saved register
+ * holding a distinct pattern (rd_saved_pattern(i) for register i), then
+ * store what they hold after the call into |saved|.
+ */
+void rd_call_saved(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
+                   size_t nblocks, uint64_t saved[RD_SAVED]);
+
+/* The pattern rd_call_saved puts into callee-saved register |i|. */
+#define rd_saved_pattern(i)                                                    \
+    (0x5a17c3e90b2d4f60ull + 0x0101010101010101ull * (i))
+
+/* A careless kernel: computes nothing, returns with r13 changed. */
+chacha_blocks_fn rd_clobbering_kernel;
+#endif
+
 #endif
