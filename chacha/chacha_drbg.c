@@ -433,7 +433,8 @@ static int fetch_seed(struct chacha_drbg *d, uint8_t e[CHACHA_DRBG_SEED_BYTES],
     unsigned int mark = d->parent_mark;
 
     if (d->src.get == NULL
-        || !d->src.get(d->src.arg, e, CHACHA_DRBG_SEED_BYTES, pred_res, &mark)) {
+        || !d->src.get(d->src.arg, e, CHACHA_DRBG_SEED_BYTES, pred_res,
+                       &mark)) {
         /* a failed source's debris, if any */
         chacha_wipe(e, CHACHA_DRBG_SEED_BYTES);
         chacha_drbg_wipe(d);
@@ -471,11 +472,11 @@ int chacha_drbg_reseed_fresh(struct chacha_drbg *d, int pred_res,
 }
 
 int chacha_drbg_request_slow(struct chacha_drbg *d, uint8_t *out, size_t n,
-                             int pred_res, const uint8_t *adin,
-                             size_t adinlen)
+                             int pred_res, const uint8_t *adin, size_t adinlen)
 {
     do {
-        size_t chunk = n < CHACHA_DRBG_MAX_REQUEST ? n : CHACHA_DRBG_MAX_REQUEST;
+        size_t chunk =
+            n < CHACHA_DRBG_MAX_REQUEST ? n : CHACHA_DRBG_MAX_REQUEST;
 
         if (chacha_drbg_reseed_due(d, pred_res)) {
             if (!chacha_drbg_reseed_fresh(d, pred_res, NULL, 0, adin, adinlen))

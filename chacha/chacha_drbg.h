@@ -186,8 +186,7 @@ int chacha_drbg_reseed_fresh(struct chacha_drbg *d, int pred_res,
  * earlier calls may then have been written.
  */
 int chacha_drbg_request_slow(struct chacha_drbg *d, uint8_t *out, size_t n,
-                             int pred_res, const uint8_t *adin,
-                             size_t adinlen);
+                             int pred_res, const uint8_t *adin, size_t adinlen);
 
 /* ------------------------------------------------------------------------
  * The mechanism, with the entropy given: chacha_drbg.c's request path and

@@ -136,4 +136,3 @@ const struct chacha_impl *chacharng_impl_find(const CHACHARNG_PROV_CTX *prov,
     }
     return &list[i];
 }
-

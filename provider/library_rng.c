@@ -209,8 +209,7 @@ static OSSL_LIB_CTX *default_libctx(const OSSL_CORE_HANDLE *handle,
  * application's, as on the command line.  The name we were loaded by goes
  * into *|self_name| (a copy, or NULL).
  */
-static int activated_by_config(const CHACHARNG_PROV_CTX *prov,
-                               char **self_name)
+static int activated_by_config(const CHACHARNG_PROV_CTX *prov, char **self_name)
 {
     char *activate = NULL, *name = NULL;
     OSSL_PARAM params[3];
@@ -220,8 +219,8 @@ static int activated_by_config(const CHACHARNG_PROV_CTX *prov,
     if (prov->core_get_params == NULL)
         return 0;
     params[0] = OSSL_PARAM_construct_utf8_ptr("activate", &activate, 0);
-    params[1] = OSSL_PARAM_construct_utf8_ptr(OSSL_PROV_PARAM_CORE_PROV_NAME,
-                                              &name, 0);
+    params[1] =
+        OSSL_PARAM_construct_utf8_ptr(OSSL_PROV_PARAM_CORE_PROV_NAME, &name, 0);
     params[2] = OSSL_PARAM_construct_end();
     ok = prov->core_get_params(prov->handle, params);
     if (ok && name != NULL)
@@ -364,10 +363,9 @@ static int global_props_changed(const char *props, void *cbdata)
 }
 
 /* Why libcrypto's choice stays as it is, or NULL if we may name ours. */
-static const char *
-left_alone_because(CHACHARNG_PROV_CTX *prov,
-                   OSSL_FUNC_core_get_libctx_fn *get_libctx,
-                   OSSL_LIB_CTX **libctx, char **self_name)
+static const char *left_alone_because(CHACHARNG_PROV_CTX *prov,
+                                      OSSL_FUNC_core_get_libctx_fn *get_libctx,
+                                      OSSL_LIB_CTX **libctx, char **self_name)
 {
     static char why[192];
     char random[64];
@@ -385,8 +383,7 @@ left_alone_because(CHACHARNG_PROV_CTX *prov,
     if (activated_by_config(prov, self_name) || has_random) {
         /* the config decides: say what it chose (chacharngctl enable) */
         snprintf(why, sizeof(why), "from the config file: %s (%s)",
-                 random[0] != '\0' ? random
-                                   : "libcrypto's default, CTR-DRBG",
+                 random[0] != '\0' ? random : "libcrypto's default, CTR-DRBG",
                  has_random ? "its random section"
                             : "chacharng was activated from it, and it has "
                               "no random section");

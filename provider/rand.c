@@ -78,7 +78,8 @@ static void *chacharng_rand_newctx(void *provctx, void *parent,
     }
     /* the generator's source and mixing both depend on the parent */
     chacharng_seed_source(ctx, &src);
-    ctx->drbg = chacharng_drbg_new(prov, chacharng_kmix_default(prov, ctx), &src);
+    ctx->drbg =
+        chacharng_drbg_new(prov, chacharng_kmix_default(prov, ctx), &src);
     if (ctx->drbg == NULL) {
         free(ctx);
         return NULL;
@@ -216,8 +217,8 @@ static int chacharng_rand_reseed(void *vctx, int prediction_resistance,
         return 0;
     if (!ensure_ready(ctx))
         return 0;
-    if (chacha_drbg_reseed_fresh(ctx->drbg, prediction_resistance, ent,
-                                 ent_len, adin, adin_len))
+    if (chacha_drbg_reseed_fresh(ctx->drbg, prediction_resistance, ent, ent_len,
+                                 adin, adin_len))
         return 1;
     ctx->state = EVP_RAND_STATE_ERROR;
     return 0;
@@ -260,8 +261,7 @@ static inline int generate_locked(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
     if (adin == NULL)
         adinlen = 0; /* as OpenSSL's DRBGs: NULL means empty */
     if ((strength > CHACHA_DRBG_STRENGTH || outlen > CHACHARNG_MAX_REQUEST
-         || adinlen > CHACHARNG_MAX_INPUT
-         || ctx->state != EVP_RAND_STATE_READY)
+         || adinlen > CHACHARNG_MAX_INPUT || ctx->state != EVP_RAND_STATE_READY)
         && !generate_refused(ctx, outlen, strength, adinlen))
         return 0;
     if (chacha_drbg_request(ctx->drbg, out, outlen, pred_res, adin, adinlen))

@@ -19,9 +19,9 @@
 struct chacharng_rand_ctx {
     CHACHARNG_PROV_CTX *provctx;
     struct chacha_drbg *drbg;
-    pthread_mutex_t *lock;       /* NULL until enable_locking */
-    int state;                   /* EVP_RAND_STATE_* */
-    int library_made;            /* made by libcrypto from our stored name */
+    pthread_mutex_t *lock; /* NULL until enable_locking */
+    int state;             /* EVP_RAND_STATE_* */
+    int library_made;      /* made by libcrypto from our stored name */
 
     /* Parent RAND, if any, and the entry points it exported. */
     void *parent;

@@ -243,8 +243,7 @@ static int answer_reseed_interval(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 
 static int answer_reseed_counter(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)
 {
-    return OSSL_PARAM_set_uint(
-        p, chacha_drbg_reseed_counter(ctx->drbg));
+    return OSSL_PARAM_set_uint(p, chacha_drbg_reseed_counter(ctx->drbg));
 }
 
 static int answer_reseed_time(OSSL_PARAM *p, const CHACHARNG_RAND_CTX *ctx)

@@ -97,8 +97,8 @@ static int seed_from_parent(void *arg, uint8_t *out, size_t len, int pred_res,
                         "cannot lock parent");
         return 0;
     }
-    n = ctx->parent_get_seed(ctx->parent, &buf, CHACHA_DRBG_STRENGTH, len,
-                             len, pred_res, NULL, 0);
+    n = ctx->parent_get_seed(ctx->parent, &buf, CHACHA_DRBG_STRENGTH, len, len,
+                             pred_res, NULL, 0);
     if (n >= len && buf != NULL)
         memcpy(out, buf, len);
     /* the parent owns buf; only a parent with clear_seed wants it back */

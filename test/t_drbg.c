@@ -195,7 +195,8 @@ static void test_policy(void)
     due_early = chacha_drbg_reseed_due_at(d, 0, chacha_drbg_seed_time(d));
     chacha_drbg_generate(d, big, sizeof(big) - 1, NULL, 0);
     chacha_drbg_generate(d, big, 1, NULL, 0);
-    TU_OK(!due_early && chacha_drbg_reseed_due_at(d, 0, chacha_drbg_seed_time(d)),
+    TU_OK(!due_early
+              && chacha_drbg_reseed_due_at(d, 0, chacha_drbg_seed_time(d)),
           "due at 16 MiB produced, not before");
 
     chacha_drbg_reseed(d, NULL, 0, e, sizeof(e), NULL, 0);
@@ -206,7 +207,8 @@ static void test_policy(void)
               && chacha_drbg_reseed_due_at(d, 0, t0 - 1),
           "interval 10 s: due at +10 s and when the clock goes back");
     chacha_drbg_set_policy(d, 0, 0);
-    TU_OK(!chacha_drbg_reseed_due_at(d, 0, t0 + 100000), "interval 0: no limit");
+    TU_OK(!chacha_drbg_reseed_due_at(d, 0, t0 + 100000),
+          "interval 0: no limit");
     chacha_drbg_free(d);
 }
 
@@ -341,7 +343,8 @@ static int child_reseeds(void *arg)
     static const uint8_t e[CHACHA_DRBG_SEED_BYTES] = { 0xe5, 0xee, 0xd };
     struct chacha_drbg *d = arg;
     uint8_t got[100], want[100];
-    struct chacha_drbg *fresh = chacha_drbg_new(tu_impl_under_test(), NULL, NULL);
+    struct chacha_drbg *fresh =
+        chacha_drbg_new(tu_impl_under_test(), NULL, NULL);
 
     if (fresh == NULL)
         return 2;
@@ -507,7 +510,8 @@ static int mix_known(uint8_t g[CHACHA_KEY_BYTES])
 
 static void test_mix_reaches_key(void)
 {
-    struct chacha_drbg *m = seeded_drbg(), *t = seeded_drbg(), *u = seeded_drbg();
+    struct chacha_drbg *m = seeded_drbg(), *t = seeded_drbg(),
+                       *u = seeded_drbg();
     uint8_t a[2000], b[2000], c[2000];
     size_t i;
 
@@ -548,7 +552,7 @@ out:
 /* A seed source for the core alone: numbered seeds, a counter to follow. */
 struct test_source {
     unsigned int gets, fail, pred_res_seen;
-    unsigned int counter; /* a foreign parent's reseed counter */
+    unsigned int counter;             /* a foreign parent's reseed counter */
     const struct chacha_drbg *parent; /* or one of ours */
 };
 
@@ -619,7 +623,8 @@ static int request_pair(struct test_source *ts, int foreign,
     ts->parent = parent;
     *d = chacha_drbg_new(tu_impl_under_test(), NULL, &src);
     *ref = chacha_drbg_new(tu_impl_under_test(), NULL, NULL);
-    if (*d == NULL || *ref == NULL || !chacha_drbg_instantiate_fresh(*d, 0, NULL, 0))
+    if (*d == NULL || *ref == NULL
+        || !chacha_drbg_instantiate_fresh(*d, 0, NULL, 0))
         return 0;
     numbered_seed(e, sizeof(e), 1);
     chacha_drbg_instantiate(*ref, e, sizeof(e), NULL, 0);
@@ -650,7 +655,8 @@ static void test_request_path(void)
     chacha_drbg_set_policy(d, 2, 0);
     chacha_drbg_set_policy(ref, 2, 0);
     /* two calls (16, 16) were served since the last seed */
-    TU_OK(request_step(d, &ts, ref, 5, 0, 1) && request_step(d, &ts, ref, 0, 0, 0)
+    TU_OK(request_step(d, &ts, ref, 5, 0, 1)
+              && request_step(d, &ts, ref, 0, 0, 0)
               && request_step(d, &ts, ref, 5, 0, 1)
               && request_step(d, &ts, ref, 5, 0, 0),
           "reseed_requests = 2: the third call of a seed reseeds first, a "

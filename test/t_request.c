@@ -37,8 +37,8 @@
 #endif
 
 typedef size_t get_entropy_fn(const OSSL_CORE_HANDLE *handle,
-                              unsigned char **pout, int entropy,
-                              size_t min_len, size_t max_len);
+                              unsigned char **pout, int entropy, size_t min_len,
+                              size_t max_len);
 typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
                             unsigned int strength);
 typedef int set1_random_provider_fn(OSSL_LIB_CTX *ctx, const char *prov);
@@ -199,10 +199,11 @@ static void body(void)
     lc = OSSL_LIB_CTX_new();
     if (lc != NULL && OSSL_PROVIDER_add_builtin(lc, BUILTIN, wrapped_init))
         p = OSSL_PROVIDER_load(lc, BUILTIN);
-    if (!TU_OK(p != NULL && random_bytes != NULL
-                   && (real_get_entropy != NULL || real_get_user_entropy != NULL),
-               "loaded as %s, random_bytes and an entropy upcall found",
-               BUILTIN)) {
+    if (!TU_OK(
+            p != NULL && random_bytes != NULL
+                && (real_get_entropy != NULL || real_get_user_entropy != NULL),
+            "loaded as %s, random_bytes and an entropy upcall found",
+            BUILTIN)) {
         OSSL_LIB_CTX_free(lc);
         dlclose(h);
         return;

@@ -88,14 +88,14 @@ void rw_close(void)
     pthread_mutex_unlock(&lock);
 }
 
-typedef int do_all_fn(OSSL_LIB_CTX *, int (*)(OSSL_PROVIDER *, void *),
-                      void *);
+typedef int do_all_fn(OSSL_LIB_CTX *, int (*)(OSSL_PROVIDER *, void *), void *);
 typedef ssize_t getrandom_fn(void *, size_t, unsigned int);
 typedef int getentropy_fn(void *, size_t);
 
 RW_EXPORT int OSSL_PROVIDER_do_all(OSSL_LIB_CTX *ctx,
-                         int (*cb)(OSSL_PROVIDER *provider, void *cbdata),
-                         void *cbdata)
+                                   int (*cb)(OSSL_PROVIDER *provider,
+                                             void *cbdata),
+                                   void *cbdata)
 {
     do_all_fn *real = (do_all_fn *)dlsym(RTLD_NEXT, "OSSL_PROVIDER_do_all");
 
@@ -113,10 +113,12 @@ RW_EXPORT ssize_t getrandom(void *buf, size_t len, unsigned int flags)
 
 typedef OSSL_PROVIDER *try_load_fn(OSSL_LIB_CTX *, const char *, int);
 
-RW_EXPORT OSSL_PROVIDER *OSSL_PROVIDER_try_load(OSSL_LIB_CTX *ctx, const char *name,
-                                      int retain_fallbacks)
+RW_EXPORT OSSL_PROVIDER *OSSL_PROVIDER_try_load(OSSL_LIB_CTX *ctx,
+                                                const char *name,
+                                                int retain_fallbacks)
 {
-    try_load_fn *real = (try_load_fn *)dlsym(RTLD_NEXT, "OSSL_PROVIDER_try_load");
+    try_load_fn *real =
+        (try_load_fn *)dlsym(RTLD_NEXT, "OSSL_PROVIDER_try_load");
 
     window(0);
     return real(ctx, name, retain_fallbacks);
