@@ -41,7 +41,7 @@ typedef size_t get_entropy_fn(const OSSL_CORE_HANDLE *handle,
                               size_t max_len);
 typedef int random_bytes_fn(void *provctx, int which, void *buf, size_t n,
                             unsigned int strength);
-typedef int set1_random_provider_fn(OSSL_LIB_CTX *ctx, const char *prov);
+typedef int set1_random_provider_fn(OSSL_LIB_CTX *ctx, OSSL_PROVIDER *prov);
 
 static OSSL_provider_init_fn *real_init;
 static random_bytes_fn *random_bytes;
@@ -154,7 +154,7 @@ static void test_small_request_after_mark(void)
 }
 
 /* RAND_bytes_ex under `random_provider`: the same, through libcrypto. */
-static void test_rand_bytes(OSSL_LIB_CTX *lc)
+static void test_rand_bytes(OSSL_LIB_CTX *lc, OSSL_PROVIDER *p)
 {
     set1_random_provider_fn *set1 = (set1_random_provider_fn *)dlsym(
         RTLD_DEFAULT, "RAND_set1_random_provider");
@@ -164,7 +164,7 @@ static void test_rand_bytes(OSSL_LIB_CTX *lc)
         tu_skip("RAND_bytes_ex: no random_provider before OpenSSL 3.5");
         return;
     }
-    if (!TU_OK(set1(lc, BUILTIN), "RAND_set1_random_provider(%s)", BUILTIN))
+    if (!TU_OK(set1(lc, p), "RAND_set1_random_provider(%s)", BUILTIN))
         return;
     /*
      * This thread's public generator, as test_one_large_request() left it:
@@ -210,7 +210,7 @@ static void body(void)
     }
     test_one_large_request();
     test_small_request_after_mark();
-    test_rand_bytes(lc);
+    test_rand_bytes(lc, p);
     OSSL_PROVIDER_unload(p);
     OSSL_LIB_CTX_free(lc);
     dlclose(h);
