@@ -22,7 +22,8 @@ failed=0
 skipped=0
 results=()
 
-note() { printf '\n=== %s\n' "$*"; }
+# Each stage's heading says when it starts, so a slow stage shows in the log.
+note() { printf '\n=== %s  [%d s]\n' "$*" "$SECONDS"; }
 
 # Add the counts of an automake test-suite.log ($2) to the totals under
 # stage name $1; a missing log means the stage broke before testing.
@@ -204,7 +205,7 @@ if [ -z "$quick" ]; then
     fi
 fi
 
-note "results"
+note "results (the whole run took $SECONDS s)"
 printf '%s\n' "${results[@]}"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
