@@ -96,6 +96,8 @@ struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl,
     w->kernel_mix = mix;
     if (src != NULL)
         d->src = *src;
+    if (d->src.counter == NULL && d->src.moved == NULL)
+        d->src.counter = &d->parent_mark; /* never moves */
     d->reseed_requests = CHACHA_DRBG_DEFAULT_RESEED_REQUESTS;
     d->reseed_interval = CHACHA_DRBG_DEFAULT_RESEED_INTERVAL;
     return d;

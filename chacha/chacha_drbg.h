@@ -252,13 +252,17 @@ static inline int chacha_drbg_is_seeded(const struct chacha_drbg *d)
            || chacha_drbg_same_process_fallback(d);
 }
 
-/* 1 if the source's counter moved since our last seeding (see the source). */
+/*
+ * 1 if the source's counter moved since our last seeding (see the source).
+ * A source with neither a counter nor moved() gets our own mark as its
+ * counter at chacha_drbg_new(), so one load answers "never" for it too.
+ */
 static inline int chacha_drbg_parent_moved(const struct chacha_drbg *d)
 {
     if (d->src.counter != NULL)
         return __atomic_load_n(d->src.counter, __ATOMIC_RELAXED)
                != d->parent_mark;
-    return d->src.moved != NULL && d->src.moved(d->src.arg, d->parent_mark);
+    return d->src.moved(d->src.arg, d->parent_mark);
 }
 
 /*

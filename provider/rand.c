@@ -225,14 +225,40 @@ static int chacharng_rand_reseed(void *vctx, int prediction_resistance,
 }
 
 /*
- * What generate refuses, out of line: a strength above ours, a request
- * above max_request, oversized additional input, a context not READY (an
- * error state first tries to recover).  Returns 1 if the request may go
- * on after all (recovered), 0 with an error raised.
+ * The generator's request, made an EVP answer: a failed seed source (the
+ * generator is wiped then) leaves the context in the error state.
  */
-static int generate_refused(CHACHARNG_RAND_CTX *ctx, size_t outlen,
-                            unsigned int strength, size_t adinlen)
+static __attribute__((noinline, cold)) int request_failed(
+    CHACHARNG_RAND_CTX *ctx)
 {
+    ctx->state = EVP_RAND_STATE_ERROR;
+    return 0;
+}
+
+static inline int request(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
+                          size_t outlen, int pred_res,
+                          const unsigned char *adin, size_t adinlen)
+{
+    if (chacha_drbg_request(ctx->drbg, out, outlen, pred_res, adin, adinlen))
+        return 1;
+    return request_failed(ctx);
+}
+
+/*
+ * generate with the checks of DESIGN.md section 5 spelled out: a strength
+ * above ours, a request above max_request, oversized additional input, a
+ * context not READY (an error state first tries to recover).  Out of line:
+ * every request that passes them all takes chacharng_rand_generate()'s
+ * one test instead.  Requires the lock.  Returns 1 with |outlen| bytes in
+ * |out|, or 0 with an error raised.
+ */
+static __attribute__((noinline)) int generate_checked(
+    CHACHARNG_RAND_CTX *ctx, unsigned char *out, size_t outlen,
+    unsigned int strength, int pred_res, const unsigned char *adin,
+    size_t adinlen)
+{
+    if (adin == NULL)
+        adinlen = 0; /* as OpenSSL's DRBGs: NULL means empty */
     if (!chacharng_strength_ok(ctx->provctx, strength))
         return 0;
     if (outlen > CHACHARNG_MAX_REQUEST) {
@@ -241,42 +267,31 @@ static int generate_refused(CHACHARNG_RAND_CTX *ctx, size_t outlen,
                         CHACHARNG_MAX_REQUEST);
         return 0;
     }
-    if (!check_input_len(ctx, adinlen, CHACHARNG_R_ADDITIONAL_INPUT_TOO_LONG))
+    if (!check_input_len(ctx, adinlen, CHACHARNG_R_ADDITIONAL_INPUT_TOO_LONG)
+        || !ensure_ready(ctx))
         return 0;
-    return ensure_ready(ctx);
+    return request(ctx, out, outlen, pred_res, adin, adinlen);
 }
 
 /*
- * generate, for EVP and for get_seed: the checks of DESIGN.md section 5,
- * then the generator's request path, which decides on a reseed and serves.
- * Requires the lock.  Returns 1 with |outlen| bytes in |out|, or 0 with an
- * error raised (a failed seed source leaves the context in the error
- * state).
+ * generate, for EVP: a request that passes every check goes straight to
+ * the generator's request path, which decides on a reseed and serves
+ * (inline, from the buffer, for most small requests).  NULL additional
+ * input with a length takes the checked path, which treats it as empty.
  */
-static inline int generate_locked(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
-                                  size_t outlen, unsigned int strength,
-                                  int pred_res, const unsigned char *adin,
-                                  size_t adinlen)
-{
-    if (adin == NULL)
-        adinlen = 0; /* as OpenSSL's DRBGs: NULL means empty */
-    if ((strength > CHACHA_DRBG_STRENGTH || outlen > CHACHARNG_MAX_REQUEST
-         || adinlen > CHACHARNG_MAX_INPUT || ctx->state != EVP_RAND_STATE_READY)
-        && !generate_refused(ctx, outlen, strength, adinlen))
-        return 0;
-    if (chacha_drbg_request(ctx->drbg, out, outlen, pred_res, adin, adinlen))
-        return 1;
-    ctx->state = EVP_RAND_STATE_ERROR;
-    return 0;
-}
-
 static int chacharng_rand_generate(void *vctx, unsigned char *out,
                                    size_t outlen, unsigned int strength,
                                    int prediction_resistance,
                                    const unsigned char *adin, size_t adin_len)
 {
-    return generate_locked(vctx, out, outlen, strength, prediction_resistance,
-                           adin, adin_len);
+    CHACHARNG_RAND_CTX *ctx = vctx;
+
+    if (__builtin_expect(ctx->state != EVP_RAND_STATE_READY, 0)
+        || strength > CHACHA_DRBG_STRENGTH || outlen > CHACHARNG_MAX_REQUEST
+        || (adin_len != 0 && (adin == NULL || adin_len > CHACHARNG_MAX_INPUT)))
+        return generate_checked(ctx, out, outlen, strength,
+                                prediction_resistance, adin, adin_len);
+    return request(ctx, out, outlen, prediction_resistance, adin, adin_len);
 }
 
 static int chacharng_rand_enable_locking(void *vctx)
@@ -352,8 +367,8 @@ static size_t chacharng_rand_get_seed(void *vctx, unsigned char **pout,
         CHACHARNG_RAISE(ctx->provctx, CHACHARNG_R_OUT_OF_MEMORY, "get_seed");
         return 0;
     }
-    if (!generate_locked(ctx, buf, n, 0, prediction_resistance, adin,
-                         adin_len)) {
+    if (!generate_checked(ctx, buf, n, 0, prediction_resistance, adin,
+                          adin_len)) {
         OPENSSL_secure_clear_free(buf, n);
         return 0;
     }
