@@ -228,8 +228,8 @@ static int chacharng_rand_reseed(void *vctx, int prediction_resistance,
  * The generator's request, made an EVP answer: a failed seed source (the
  * generator is wiped then) leaves the context in the error state.
  */
-static __attribute__((noinline, cold)) int request_failed(
-    CHACHARNG_RAND_CTX *ctx)
+static __attribute__((noinline, cold)) int
+request_failed(CHACHARNG_RAND_CTX *ctx)
 {
     ctx->state = EVP_RAND_STATE_ERROR;
     return 0;
@@ -252,10 +252,10 @@ static inline int request(CHACHARNG_RAND_CTX *ctx, unsigned char *out,
  * one test instead.  Requires the lock.  Returns 1 with |outlen| bytes in
  * |out|, or 0 with an error raised.
  */
-static __attribute__((noinline)) int generate_checked(
-    CHACHARNG_RAND_CTX *ctx, unsigned char *out, size_t outlen,
-    unsigned int strength, int pred_res, const unsigned char *adin,
-    size_t adinlen)
+static __attribute__((noinline)) int
+generate_checked(CHACHARNG_RAND_CTX *ctx, unsigned char *out, size_t outlen,
+                 unsigned int strength, int pred_res, const unsigned char *adin,
+                 size_t adinlen)
 {
     if (adin == NULL)
         adinlen = 0; /* as OpenSSL's DRBGs: NULL means empty */
