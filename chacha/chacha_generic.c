@@ -9,20 +9,21 @@
 
 #define ROTL32(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
 
-#define QUARTERROUND(a, b, c, d)                                               \
+/* One add-xor-rotate step of RFC 8439's quarter round: a += b, d ^= a,
+ * d <<<= r. */
+#define ARX(a, b, d, r)                                                        \
     do {                                                                       \
         a += b;                                                                \
         d ^= a;                                                                \
-        d = ROTL32(d, 16);                                                     \
-        c += d;                                                                \
-        b ^= c;                                                                \
-        b = ROTL32(b, 12);                                                     \
-        a += b;                                                                \
-        d ^= a;                                                                \
-        d = ROTL32(d, 8);                                                      \
-        c += d;                                                                \
-        b ^= c;                                                                \
-        b = ROTL32(b, 7);                                                      \
+        d = ROTL32(d, r);                                                      \
+    } while (0)
+
+#define QUARTERROUND(a, b, c, d)                                               \
+    do {                                                                       \
+        ARX(a, b, d, 16);                                                      \
+        ARX(c, d, b, 12);                                                      \
+        ARX(a, b, d, 8);                                                       \
+        ARX(c, d, b, 7);                                                       \
     } while (0)
 
 static inline void store32_le(uint8_t *p, uint32_t v)

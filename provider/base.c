@@ -136,3 +136,13 @@ const struct chacha_impl *chacharng_impl_find(const CHACHARNG_PROV_CTX *prov,
     }
     return &list[i];
 }
+
+const OSSL_DISPATCH *chacharng_dispatch_find(const OSSL_DISPATCH *table, int id)
+{
+    static const OSSL_DISPATCH none = { 0, NULL };
+
+    for (; table != NULL && table->function_id != 0; table++)
+        if (table->function_id == id)
+            return table;
+    return &none;
+}

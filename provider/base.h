@@ -171,6 +171,14 @@ void chacharng_settings_read(const CHACHARNG_PROV_CTX *prov,
  * ------------------------------------------------------------------------ */
 extern const OSSL_DISPATCH chacharng_rand_functions[];
 
+/*
+ * The entry for function |id| in a dispatch table (NULL: none), or an
+ * entry whose function is NULL if the table has none: for the
+ * OSSL_FUNC_*() accessors, which read ->function.
+ */
+const OSSL_DISPATCH *chacharng_dispatch_find(const OSSL_DISPATCH *table,
+                                             int id);
+
 /* ------------------------------------------------------------------------
  * rand_params.c: answers in the caller's OSSL_PARAM, shared with prov.c
  * ------------------------------------------------------------------------ */

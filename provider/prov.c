@@ -220,44 +220,27 @@ OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     CHACHARNG_PROV_CTX *prov = calloc(1, sizeof(*prov));
     chacharng_get_entropy_fn *get_entropy = NULL, *get_user_entropy = NULL;
     chacharng_cleanup_entropy_fn *cleanup = NULL, *cleanup_user = NULL;
-    const OSSL_DISPATCH *in_start;
     struct chacharng_settings settings;
 
     chacharng_debug_init();
     if (prov == NULL)
         return 0;
     prov->handle = handle;
-    in_start = in;
-    for (; in != NULL && in->function_id != 0; in++) {
-        switch (in->function_id) {
-        case OSSL_FUNC_CORE_GET_PARAMS:
-            prov->core_get_params = OSSL_FUNC_core_get_params(in);
-            break;
-        case OSSL_FUNC_CORE_NEW_ERROR:
-            prov->core_new_error = OSSL_FUNC_core_new_error(in);
-            break;
-        case OSSL_FUNC_CORE_SET_ERROR_DEBUG:
-            prov->core_set_error_debug = OSSL_FUNC_core_set_error_debug(in);
-            break;
-        case OSSL_FUNC_CORE_VSET_ERROR:
-            prov->core_vset_error = OSSL_FUNC_core_vset_error(in);
-            break;
-        case OSSL_FUNC_GET_ENTROPY:
-            get_entropy = (chacharng_get_entropy_fn *)in->function;
-            break;
-        case OSSL_FUNC_CLEANUP_ENTROPY:
-            cleanup = (chacharng_cleanup_entropy_fn *)in->function;
-            break;
-        case OSSL_FUNC_GET_USER_ENTROPY:
-            get_user_entropy = (chacharng_get_entropy_fn *)in->function;
-            break;
-        case OSSL_FUNC_CLEANUP_USER_ENTROPY:
-            cleanup_user = (chacharng_cleanup_entropy_fn *)in->function;
-            break;
-        default:
-            break;
-        }
-    }
+#define CORE_FN(name, id)                                                      \
+    OSSL_FUNC_core_##name(chacharng_dispatch_find(in, OSSL_FUNC_CORE_##id))
+#define ENTROPY_FN(type, id)                                                   \
+    ((chacharng_##type##_fn *)chacharng_dispatch_find(in, OSSL_FUNC_##id)      \
+         ->function)
+    prov->core_get_params = CORE_FN(get_params, GET_PARAMS);
+    prov->core_new_error = CORE_FN(new_error, NEW_ERROR);
+    prov->core_set_error_debug = CORE_FN(set_error_debug, SET_ERROR_DEBUG);
+    prov->core_vset_error = CORE_FN(vset_error, VSET_ERROR);
+    get_entropy = ENTROPY_FN(get_entropy, GET_ENTROPY);
+    cleanup = ENTROPY_FN(cleanup_entropy, CLEANUP_ENTROPY);
+    get_user_entropy = ENTROPY_FN(get_entropy, GET_USER_ENTROPY);
+    cleanup_user = ENTROPY_FN(cleanup_entropy, CLEANUP_USER_ENTROPY);
+#undef CORE_FN
+#undef ENTROPY_FN
     /* the user-entropy pair honours a configured seed source (3.1.4+) */
     if (get_user_entropy != NULL && cleanup_user != NULL) {
         prov->get_entropy = get_user_entropy;
@@ -274,7 +257,7 @@ OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
         free(prov);
         return 0;
     }
-    chacharng_library_rng_init(prov, in_start);
+    chacharng_library_rng_init(prov, in);
     *out = prov_functions;
     *provctx = prov;
     return 1;

@@ -45,36 +45,19 @@ static void *chacharng_rand_newctx(void *provctx, void *parent,
     ctx->provctx = prov;
     ctx->state = EVP_RAND_STATE_UNINITIALISED;
     if (parent != NULL && parent_dispatch != NULL) {
-        const OSSL_DISPATCH *d;
+        const OSSL_DISPATCH *d = parent_dispatch;
 
         ctx->parent = parent;
-        for (d = parent_dispatch; d->function_id != 0; d++) {
-            switch (d->function_id) {
-            case OSSL_FUNC_RAND_GET_SEED:
-                ctx->parent_get_seed = OSSL_FUNC_rand_get_seed(d);
-                break;
-            case OSSL_FUNC_RAND_CLEAR_SEED:
-                ctx->parent_clear_seed = OSSL_FUNC_rand_clear_seed(d);
-                break;
-            case OSSL_FUNC_RAND_GET_CTX_PARAMS:
-                ctx->parent_get_ctx_params = OSSL_FUNC_rand_get_ctx_params(d);
-                break;
-            case OSSL_FUNC_RAND_SET_CTX_PARAMS:
-                ctx->parent_set_ctx_params = OSSL_FUNC_rand_set_ctx_params(d);
-                break;
-            case OSSL_FUNC_RAND_LOCK:
-                ctx->parent_lock = OSSL_FUNC_rand_lock(d);
-                break;
-            case OSSL_FUNC_RAND_UNLOCK:
-                ctx->parent_unlock = OSSL_FUNC_rand_unlock(d);
-                break;
-            case OSSL_FUNC_RAND_ENABLE_LOCKING:
-                ctx->parent_enable_locking = OSSL_FUNC_rand_enable_locking(d);
-                break;
-            default:
-                break;
-            }
-        }
+#define PARENT_FN(name, id)                                                    \
+    OSSL_FUNC_rand_##name(chacharng_dispatch_find(d, OSSL_FUNC_RAND_##id))
+        ctx->parent_get_seed = PARENT_FN(get_seed, GET_SEED);
+        ctx->parent_clear_seed = PARENT_FN(clear_seed, CLEAR_SEED);
+        ctx->parent_get_ctx_params = PARENT_FN(get_ctx_params, GET_CTX_PARAMS);
+        ctx->parent_set_ctx_params = PARENT_FN(set_ctx_params, SET_CTX_PARAMS);
+        ctx->parent_lock = PARENT_FN(lock, LOCK);
+        ctx->parent_unlock = PARENT_FN(unlock, UNLOCK);
+        ctx->parent_enable_locking = PARENT_FN(enable_locking, ENABLE_LOCKING);
+#undef PARENT_FN
     }
     /* the generator's source and mixing both depend on the parent */
     chacharng_seed_source(ctx, &src);
