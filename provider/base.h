@@ -43,7 +43,7 @@ enum chacharng_kmix {
     CHACHARNG_KMIX_OFF
 };
 
-struct rp_thread;
+struct rp_instance;
 struct chacharng_library_rng;
 /* An EVP_RAND context of CHACHA20-DRBG; rand_local.h has its fields. */
 typedef struct chacharng_rand_ctx CHACHARNG_RAND_CTX;
@@ -53,12 +53,7 @@ typedef struct chacharng_prov_ctx {
     const struct chacha_impl *impl; /* chosen once, at load */
     enum chacharng_kmix kernel_mix; /* chosen once, at load */
     int kernel_mix_vdso;            /* auto's answer: glibc and vDSO agree */
-    /* random_provider.c: this instance on the random-provider path */
-    struct {
-        size_t index;              /* our entry in every thread's table */
-        struct rp_thread *threads; /* the threads' records, under rp_lock */
-        int announced;             /* CHACHARNG_DEBUG line printed */
-    } rp;
+    struct rp_instance *rp; /* random_provider.c's: this instance there */
     OSSL_FUNC_core_get_params_fn *core_get_params;
     OSSL_FUNC_core_new_error_fn *core_new_error;
     OSSL_FUNC_core_set_error_debug_fn *core_set_error_debug;

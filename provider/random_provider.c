@@ -84,6 +84,13 @@ static pthread_once_t rp_once = PTHREAD_ONCE_INIT;
 static pthread_key_t rp_key;
 static int rp_key_made; /* set once, under rp_lock; read lock-free */
 
+/* This instance on the random-provider path (the provider context's rp). */
+struct rp_instance {
+    size_t index;              /* our entry in every thread's table */
+    struct rp_thread *threads; /* the threads' records, under rp_lock */
+    int announced;             /* CHACHARNG_DEBUG line printed */
+};
+
 /* Instance numbers in use: one bit each, under rp_lock. */
 static unsigned long *rp_numbers;
 static size_t rp_number_words;
@@ -219,9 +226,9 @@ static struct rp_thread *rp_thread_find(const CHACHARNG_PROV_CTX *prov)
 
     if (!__atomic_load_n(&rp_key_made, __ATOMIC_ACQUIRE)
         || (tab = pthread_getspecific(rp_key)) == NULL
-        || prov->rp.index >= tab->len)
+        || prov->rp->index >= tab->len)
         return NULL;
-    return __atomic_load_n(&tab->at[prov->rp.index], __ATOMIC_RELAXED);
+    return __atomic_load_n(&tab->at[prov->rp->index], __ATOMIC_RELAXED);
 }
 
 /*
@@ -250,7 +257,7 @@ static struct rp_thread *rp_thread_new(CHACHARNG_PROV_CTX *prov)
         }
         __atomic_store_n(&rp_key_made, 1, __ATOMIC_RELEASE);
     }
-    if ((tab = rp_table_get(prov->rp.index)) == NULL) {
+    if ((tab = rp_table_get(prov->rp->index)) == NULL) {
         pthread_mutex_unlock(&rp_lock);
         free(t);
         CHACHARNG_RAISE(prov, CHACHARNG_R_OUT_OF_MEMORY,
@@ -258,16 +265,16 @@ static struct rp_thread *rp_thread_new(CHACHARNG_PROV_CTX *prov)
         return NULL;
     }
     t->owner = tab;
-    t->index = prov->rp.index;
-    t->next = prov->rp.threads;
-    t->pprev = &prov->rp.threads;
+    t->index = prov->rp->index;
+    t->next = prov->rp->threads;
+    t->pprev = &prov->rp->threads;
     if (t->next != NULL)
         t->next->pprev = &t->next;
-    prov->rp.threads = t;
+    prov->rp->threads = t;
     __atomic_store_n(&tab->at[t->index], t, __ATOMIC_RELAXED);
-    if (!prov->rp.announced)
+    if (!prov->rp->announced)
         CHACHARNG_DEBUG_LOG("random provider path in use");
-    prov->rp.announced = 1;
+    prov->rp->announced = 1;
     pthread_mutex_unlock(&rp_lock);
     return t;
 }
@@ -335,9 +342,14 @@ int chacharng_random_bytes(void *vprov, int which, void *vbuf, size_t n,
 
 int chacharng_random_init(CHACHARNG_PROV_CTX *prov)
 {
+    struct rp_instance *rp = calloc(1, sizeof(*rp));
     size_t w;
     int bit;
 
+    if (rp == NULL) {
+        CHACHARNG_RAISE(prov, CHACHARNG_R_OUT_OF_MEMORY, "random_bytes");
+        return 0;
+    }
     pthread_mutex_lock(&rp_lock);
     for (w = 0; w < rp_number_words && rp_numbers[w] == ~0UL; w++)
         continue;
@@ -347,6 +359,7 @@ int chacharng_random_init(CHACHARNG_PROV_CTX *prov)
 
         if (grown == NULL) {
             pthread_mutex_unlock(&rp_lock);
+            free(rp);
             CHACHARNG_RAISE(prov, CHACHARNG_R_OUT_OF_MEMORY,
                             "random_bytes: instance numbers");
             return 0;
@@ -359,9 +372,8 @@ int chacharng_random_init(CHACHARNG_PROV_CTX *prov)
     /* the lowest free number, so every thread's table stays short */
     bit = __builtin_ctzl(~rp_numbers[w]);
     rp_numbers[w] |= 1UL << bit;
-    prov->rp.index = w * RP_WORD_BITS + (size_t)bit;
-    prov->rp.threads = NULL;
-    prov->rp.announced = 0;
+    rp->index = w * RP_WORD_BITS + (size_t)bit;
+    prov->rp = rp;
     pthread_mutex_unlock(&rp_lock);
     return 1;
 }
@@ -369,7 +381,7 @@ int chacharng_random_init(CHACHARNG_PROV_CTX *prov)
 void chacharng_random_teardown(CHACHARNG_PROV_CTX *prov)
 {
     struct rp_thread *list, *t;
-    size_t index = prov->rp.index;
+    size_t index = prov->rp->index;
 
     pthread_mutex_lock(&rp_lock);
     /*
@@ -377,10 +389,10 @@ void chacharng_random_teardown(CHACHARNG_PROV_CTX *prov)
      * the threads go on, and a later instance with this number must find
      * their entries empty.
      */
-    list = prov->rp.threads;
+    list = prov->rp->threads;
     for (t = list; t != NULL; t = t->next)
         __atomic_store_n(&t->owner->at[index], NULL, __ATOMIC_RELAXED);
-    prov->rp.threads = NULL;
+    prov->rp->threads = NULL;
     rp_numbers[index / RP_WORD_BITS] &= ~(1UL << (index % RP_WORD_BITS));
     pthread_mutex_unlock(&rp_lock);
     /* unreachable from anywhere else now: free them unlocked */
@@ -388,4 +400,6 @@ void chacharng_random_teardown(CHACHARNG_PROV_CTX *prov)
         t = list->next;
         rp_thread_free(list);
     }
+    free(prov->rp);
+    prov->rp = NULL;
 }
