@@ -427,6 +427,7 @@ IP_EXPORT IP_NOSAN void *mmap(void *addr, size_t len, int prot, int flags,
         maps[nmaps].len = len;
         maps[nmaps].live = 1;
         maps[nmaps].zero_at_unmap = 0;
+        maps[nmaps].flags = flags;
         nmaps++;
     }
     pthread_mutex_unlock(&map_lock);

@@ -119,7 +119,16 @@ struct ip_mapping {
     size_t len;
     int live;          /* not unmapped yet */
     int zero_at_unmap; /* every byte was zero when munmap was called */
+    int flags;         /* mmap's flags */
 };
+
+/*
+ * The map type of the vDSO's getrandom states (Linux's MAP_DROPPABLE,
+ * which the C library headers may lack): such a mapping holds no
+ * generator state of the module's, only the vDSO's.
+ */
+#define IP_MAP_DROPPABLE 0x08
+#define IP_MAP_TYPE 0x0f
 
 /* Number of mappings recorded; *|maps| receives the array. */
 size_t ip_mappings(const struct ip_mapping **maps);
