@@ -83,8 +83,8 @@ static void find_route(void)
         return;
     }
     memset(&p, 0, sizeof(p));
-    if (fn(NULL, 0, 0, &p, ~(size_t)0) != 0 || p.state_bytes == 0
-        || page <= 0 || p.state_bytes > (unsigned long)page) {
+    if (fn(NULL, 0, 0, &p, ~(size_t)0) != 0 || p.state_bytes == 0 || page <= 0
+        || p.state_bytes > (unsigned long)page) {
         snprintf(found.why, sizeof(found.why),
                  "getrandom system call: %s refused its parameters query",
                  name);
@@ -389,7 +389,7 @@ static void *vdso_getrandom_symbol(const char **name)
     uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR), load_vaddr = 0;
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
     const ElfW(Phdr) * ph;
-    const ElfW(Dyn) *dyn;
+    const ElfW(Dyn) * dyn;
     ElfW(Addr) dyn_vaddr = 0;
     const ElfW(Sym) *sym = NULL;
     const hash_word *hash = NULL;

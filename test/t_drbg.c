@@ -431,8 +431,8 @@ static long last_match(const uint8_t *a, const uint8_t *b, size_t n)
  * *|same| whether the two outputs are identical.
  */
 static long clone_run(const struct chacha_drbg_mixer *mix, size_t used,
-                      size_t req,
-                      size_t *unread, unsigned int *failures, int *same)
+                      size_t req, size_t *unread, unsigned int *failures,
+                      int *same)
 {
     static uint8_t a[CLONE_STRETCH], b[CLONE_STRETCH], pre[2048];
     struct chacha_drbg *d1 = seeded_drbg();
@@ -557,7 +557,8 @@ static void test_vdso_states(size_t bytes, unsigned char *stack)
           bytes);
     if (a == NULL || b == NULL)
         return;
-    TU_OK(!all_zero((const uint8_t *)a, bytes) && !all_zero((const uint8_t *)b, bytes) && memcmp(g, h, 32) != 0,
+    TU_OK(!all_zero((const uint8_t *)a, bytes)
+              && !all_zero((const uint8_t *)b, bytes) && memcmp(g, h, 32) != 0,
           "vDSO route: the vDSO keyed the states it was given");
     f.slot = a;
     f.bytes = bytes;
@@ -568,15 +569,16 @@ static void test_vdso_states(size_t bytes, unsigned char *stack)
             tu_skip("vDSO state in a %s child: %s", tu_split_name(how), why);
             continue;
         }
-        TU_OK(tu_wait_ok(tu_split(how, child_state_rekeys, &f,
-                                  stack != NULL ? stack + STACK_BYTES : NULL,
-                                  0)),
-              "vDSO route, %s child: its copy of the state reads zero and the"
-              " vDSO re-keys it in the same slot",
-              tu_split_name(how));
+        TU_OK(
+            tu_wait_ok(tu_split(how, child_state_rekeys, &f,
+                                stack != NULL ? stack + STACK_BYTES : NULL, 0)),
+            "vDSO route, %s child: its copy of the state reads zero and the"
+            " vDSO re-keys it in the same slot",
+            tu_split_name(how));
     }
     chacha_kmix_release(a);
-    TU_OK(all_zero((const uint8_t *)a, bytes), "vDSO route: a released state is wiped");
+    TU_OK(all_zero((const uint8_t *)a, bytes),
+          "vDSO route: a released state is wiped");
     ok = chacha_kmix_getrandom(&c, g);
     TU_OK(ok && c == a,
           "vDSO route: a released state is handed out again (no new mapping)");
@@ -591,7 +593,8 @@ static void test_vdso_states(size_t bytes, unsigned char *stack)
     chacha_drbg_set_kernel_mix(d, &watched_mixer);
     chacha_drbg_generate(d, g, sizeof(g), NULL, 0);
     a = watched_slot;
-    TU_OK(a != NULL && !all_zero((const uint8_t *)a, bytes) && watched_releases == 0,
+    TU_OK(a != NULL && !all_zero((const uint8_t *)a, bytes)
+              && watched_releases == 0,
           "vDSO route: a generator takes its state at its first mix");
     chacha_drbg_generate(d, out, 100, NULL, 0);  /* from the buffer */
     chacha_drbg_generate(d, out, 2000, NULL, 0); /* refill, then direct */
@@ -604,7 +607,8 @@ static void test_vdso_states(size_t bytes, unsigned char *stack)
     chacha_drbg_generate(d, out, sizeof(out), NULL, 0);
     a = watched_slot;
     chacha_drbg_free(d);
-    TU_OK(watched_releases == 2 && a != NULL && all_zero((const uint8_t *)a, bytes),
+    TU_OK(watched_releases == 2 && a != NULL
+              && all_zero((const uint8_t *)a, bytes),
           "vDSO route: freeing the generator gives its state back, wiped");
 }
 
@@ -619,8 +623,7 @@ static void test_routes(void)
 
     if (chacha_kmix_route(why, sizeof(why)) == CHACHA_KMIX_VDSO) {
         tu_diag("kernel mixing route: %s", why);
-        TU_OK(sscanf(why, "vDSO %*s %zu-byte states", &bytes) == 1
-                  && bytes > 0,
+        TU_OK(sscanf(why, "vDSO %*s %zu-byte states", &bytes) == 1 && bytes > 0,
               "vDSO route: the state size is known (%s)", why);
         test_vdso_states(bytes, stack);
         test_clone("the vDSO");

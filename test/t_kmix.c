@@ -27,7 +27,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 #include <openssl/core.h>
 #include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
@@ -599,8 +598,7 @@ static void test_debug_line(void)
     close(saved);
     close(fd);
     if ((f = fopen(path, "r")) != NULL) {
-        while (fgets(line, sizeof(line), f) != NULL)
-        {
+        while (fgets(line, sizeof(line), f) != NULL) {
             if (strstr(line, "chacharng: kernel mixing skipped") != NULL)
                 seen = 1;
             if (strstr(line, "chacharng: kernel mixing on (") != NULL
@@ -641,8 +639,9 @@ static void test_mmap_fallback(struct pu_env *env)
         fired = ip_mmap_fired();
         ip_fail_mmap(0);
     }
-    if (!TU_OK(fired, "%s: generators took states until one needed a new "
-                      "mapping (%zu generators)",
+    if (!TU_OK(fired,
+               "%s: generators took states until one needed a new "
+               "mapping (%zu generators)",
                rc.name, n))
         goto out;
     /* the failed one: its first mix, then a direct request, by the system */
@@ -678,8 +677,9 @@ static void run_route(size_t i)
                 rc.name);
         return;
     }
-    if (!TU_OK(env_with(&env, NULL), "%s: default and chacharng loaded, %s "
-                                     "unset",
+    if (!TU_OK(env_with(&env, NULL),
+               "%s: default and chacharng loaded, %s "
+               "unset",
                rc.name, ENV_KMIX))
         return;
     if (rc.mode == IP_VDSO_REAL) {

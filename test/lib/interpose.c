@@ -233,8 +233,8 @@ int ip_vdso_real_available(void)
     return vdso_state_bytes > 0;
 }
 
-static ssize_t stand_in(void *buf, size_t len, unsigned int flags,
-                        void *state, size_t state_len)
+static ssize_t stand_in(void *buf, size_t len, unsigned int flags, void *state,
+                        size_t state_len)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     enum ip_vdso_mode mode = __atomic_load_n(&vdso_mode, __ATOMIC_SEQ_CST);

@@ -52,12 +52,12 @@ void ip_getrandom_fail_with(int err);
  * changes nothing) where there is none, else 1.
  */
 enum ip_vdso_mode {
-    IP_VDSO_REAL = 0,  /* the kernel's own */
-    IP_VDSO_NONE,      /* none at all: AT_SYSINFO_EHDR reads 0 */
-    IP_VDSO_COUNTING,  /* a stand-in that counts reads, passes them on */
-    IP_VDSO_FAILING,   /* a stand-in that answers the parameters query
+    IP_VDSO_REAL = 0, /* the kernel's own */
+    IP_VDSO_NONE,     /* none at all: AT_SYSINFO_EHDR reads 0 */
+    IP_VDSO_COUNTING, /* a stand-in that counts reads, passes them on */
+    IP_VDSO_FAILING,  /* a stand-in that answers the parameters query
                         * but fails every read with -ENOSYS */
-    IP_VDSO_NO_PARAMS  /* a stand-in that refuses the parameters query */
+    IP_VDSO_NO_PARAMS /* a stand-in that refuses the parameters query */
 };
 int ip_vdso_mode(enum ip_vdso_mode mode);
 /* 1 if the kernel's vDSO exports getrandom and answers its query. */
