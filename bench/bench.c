@@ -40,6 +40,7 @@
 #include "bench_cpu.h"
 #include "bench_noop.h"
 #include "chacha.h"
+#include "kmix.h"
 
 #define DRBG_STRENGTH 256
 #define MAX_COLUMNS 16
@@ -693,8 +694,13 @@ static const char *libc_name(void)
 #endif
 }
 
-static const size_t kmix_lens[] = { 4, 16, MAX_LEN };
-#define KMIX_ROWS (sizeof(kmix_lens) / sizeof(kmix_lens[0]))
+static const struct row kmix_rows[] = {
+    { "word", 4 },
+    { "buf(16)", 16 },
+    { "4 KiB", 4096 },
+    { "1 MiB", MAX_LEN },
+};
+#define KMIX_ROWS (sizeof(kmix_rows) / sizeof(kmix_rows[0]))
 
 /* A parentless CHACHA20-DRBG with kernel_mix = |on|, read back. */
 static EVP_RAND_CTX *kmix_ctx(EVP_RAND *chacha, int on)
@@ -718,11 +724,18 @@ static EVP_RAND_CTX *kmix_ctx(EVP_RAND *chacha, int on)
     return ctx;
 }
 
-/* One kernel mixing read as the provider makes it: glibc's getrandom. */
+/* One kernel mixing read by the system call route: getrandom(2). */
 static int gen_kernel_read(void *arg, unsigned char *buf, size_t len)
 {
     (void)arg;
     return getrandom(buf, len, GRND_NONBLOCK) == (ssize_t)len;
+}
+
+/* One kernel mixing read by the module's route (kmix.c), with its slot. */
+static int gen_kmix_read(void *arg, unsigned char *buf, size_t len)
+{
+    (void)len;
+    return chacha_kmix_getrandom((void **)arg, buf);
 }
 
 static unsigned int kmix_failures(EVP_RAND_CTX *ctx)
@@ -753,12 +766,17 @@ static double median_ratio(const struct job *num, const struct job *den,
 static void set_job(struct job *j, bench_fn *fn, void *arg, size_t len,
                     const char *what)
 {
+    size_t i;
+
     memset(j, 0, sizeof(*j));
     j->fn = fn;
     j->arg = arg;
     j->len = len;
     j->what = what;
-    j->size = rows[row_index(len)].label;
+    j->size = "";
+    for (i = 0; i < NROWS; i++)
+        if (rows[i].len == len)
+            j->size = rows[i].label;
 }
 
 /*
@@ -774,8 +792,11 @@ static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
     struct job jobs[2];
     int auto_pick = -1;
     int runs = opt_runs > KMIX_RUNS ? opt_runs : KMIX_RUNS;
+    void *slot = NULL;
+    char route[128];
     size_t i;
 
+    chacha_kmix_route(route, sizeof(route));
     params[0] = OSSL_PARAM_construct_int("kernel_mix", &auto_pick);
     params[1] = OSSL_PARAM_construct_end();
     if (dflt == NULL || !EVP_RAND_CTX_get_params(dflt, params))
@@ -786,15 +807,17 @@ static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
     printf("\nKernel mixing (one 32-byte getrandom per refill and per direct"
            " request),\nEVP_RAND_generate, MB/s: median of %d interleaved"
            " rounds of %.2f s each,\nthen the fastest round; on/off is the"
-           " median of the per-round ratios\n  default kernel_mix here: %s"
-           " (C library: %s; glibc serves getrandom\n  from the vDSO from"
-           " 2.41 on, on Linux 6.11+; before that, a system call)\n",
-           runs, opt_secs, auto_pick ? "on" : "off", libc_name());
+           " median of the per-round ratios\n  route: %s\n  default"
+           " kernel_mix here: %s (C library: %s; auto is on wherever\n  the"
+           " kernel's vDSO exports getrandom, Linux 6.11+ x86_64, 6.12+"
+           " aarch64)\n",
+           runs, opt_secs, route, auto_pick ? "on" : "off", libc_name());
     printf("%-9s%10s%10s%10s%10s%10s\n", "size", "off", "on", "fastest",
            "fastest", "on/off");
     for (i = 0; i < KMIX_ROWS; i++) {
-        set_job(&jobs[0], gen_evp_rand, ctx[0], kmix_lens[i], "mixing off");
-        set_job(&jobs[1], gen_evp_rand, ctx[1], kmix_lens[i], "mixing on");
+        set_job(&jobs[0], gen_evp_rand, ctx[0], kmix_rows[i].len, "mixing off");
+        set_job(&jobs[1], gen_evp_rand, ctx[1], kmix_rows[i].len, "mixing on");
+        jobs[0].size = jobs[1].size = kmix_rows[i].label;
         run_jobs(jobs, 2, runs, opt_secs, 0, buf);
         printf("%-9s%10.1f%10.1f%10.1f%10.1f%10.3f\n", jobs[0].size,
                median_of(jobs[0].mbps, runs), median_of(jobs[1].mbps, runs),
@@ -805,8 +828,14 @@ static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
     printf("  failed kernel reads while mixing: %u\n", kmix_failures(ctx[1]));
     set_job(&jobs[0], gen_kernel_read, NULL, 32, "getrandom");
     run_jobs(jobs, 1, runs, opt_secs / 4, 0, buf);
-    printf("  one read, glibc getrandom(32 bytes, GRND_NONBLOCK): %.0f ns\n",
+    printf("  one read, the system call getrandom(32 bytes, GRND_NONBLOCK):"
+           " %.0f ns\n",
            32.0 / median_of(jobs[0].mbps, runs) * 1e3);
+    set_job(&jobs[0], gen_kmix_read, &slot, 32, "kmix read");
+    run_jobs(jobs, 1, runs, opt_secs / 4, 0, buf);
+    printf("  one read, the module's route: %.0f ns\n",
+           32.0 / median_of(jobs[0].mbps, runs) * 1e3);
+    chacha_kmix_release(slot);
     EVP_RAND_CTX_free(ctx[0]);
     EVP_RAND_CTX_free(ctx[1]);
 }

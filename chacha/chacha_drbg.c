@@ -63,8 +63,9 @@ struct drbg_whole {
     struct chacha_drbg shown; /* first, so the two pointers are one */
     const struct chacha_impl *impl;
     struct chacha_pool_chunk *home; /* the mapping that holds shown.s */
-    chacha_drbg_mix_fn *kernel_mix; /* NULL: kernel mixing off */
-    unsigned int mix_failures;      /* kernel reads that failed (atomic) */
+    const struct chacha_drbg_mixer *kernel_mix; /* NULL: mixing off */
+    void *mix_slot;            /* the mixer's word for this generator */
+    unsigned int mix_failures; /* kernel reads that failed (atomic) */
 };
 
 static struct drbg_whole *whole(struct chacha_drbg *d)
@@ -78,7 +79,7 @@ static const struct drbg_whole *whole_const(const struct chacha_drbg *d)
 }
 
 struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl,
-                                    chacha_drbg_mix_fn *mix,
+                                    const struct chacha_drbg_mixer *mix,
                                     const struct chacha_drbg_source *src)
 {
     struct drbg_whole *w = calloc(1, sizeof(*w));
@@ -128,9 +129,23 @@ void chacha_drbg_set_impl(struct chacha_drbg *d, const struct chacha_impl *impl)
     whole(d)->impl = impl;
 }
 
-void chacha_drbg_set_kernel_mix(struct chacha_drbg *d, chacha_drbg_mix_fn *mix)
+/* Give the mixer's word for this generator back, if it kept one. */
+static void release_mix_slot(struct drbg_whole *w)
 {
-    whole(d)->kernel_mix = mix;
+    if (w->kernel_mix != NULL && w->kernel_mix->release != NULL)
+        w->kernel_mix->release(w->mix_slot);
+    w->mix_slot = NULL;
+}
+
+void chacha_drbg_set_kernel_mix(struct chacha_drbg *d,
+                                const struct chacha_drbg_mixer *mix)
+{
+    struct drbg_whole *w = whole(d);
+
+    if (mix == w->kernel_mix)
+        return;
+    release_mix_slot(w);
+    w->kernel_mix = mix;
 }
 
 int chacha_drbg_kernel_mix_on(const struct chacha_drbg *d)
@@ -162,6 +177,7 @@ void chacha_drbg_free(struct chacha_drbg *d)
 {
     if (d == NULL)
         return;
+    release_mix_slot(whole(d));
     chacha_pool_put(d->s, whole(d)->home); /* wipes the slot */
     free(whole(d));
 }
@@ -313,7 +329,7 @@ static void mix_kernel(struct chacha_drbg *d)
 
     if (w->kernel_mix == NULL)
         return;
-    if (w->kernel_mix(g)) {
+    if (w->kernel_mix->read(&w->mix_slot, g)) {
         for (i = 0; i < CHACHA_KEY_BYTES / 4; i++)
             k[i] ^= (uint32_t)g[4 * i] | (uint32_t)g[4 * i + 1] << 8
                     | (uint32_t)g[4 * i + 2] << 16

@@ -58,12 +58,22 @@ struct chacha_drbg_secret {
 };
 
 /*
- * Kernel mixing (DESIGN.md section 3): fill |g| with CHACHA_KEY_BYTES fresh
- * bytes from the kernel's generator without ever blocking.  Returns 1, or 0
- * if none could be had (that refill then goes on unmixed).  kmix.h has the
- * one the provider uses.
+ * Kernel mixing (DESIGN.md section 3): a mixer's read(|slot|, |g|) fills
+ * |g| with CHACHA_KEY_BYTES fresh bytes from the kernel's generator without
+ * ever blocking, and returns 1, or 0 if none could be had (that refill then
+ * goes on unmixed).  *|slot| is the generator's own word for its mixer:
+ * NULL when the mixer is set, kept between reads (kmix.c keeps the
+ * generator's vDSO state there), and handed to release() (if not NULL)
+ * when the generator is freed or given another mixer.  A generator is
+ * never read by two threads at once, so neither is its slot.  kmix.h has
+ * the mixer the provider uses.
  */
-typedef int chacha_drbg_mix_fn(uint8_t g[CHACHA_KEY_BYTES]);
+typedef int chacha_drbg_mix_fn(void **slot, uint8_t g[CHACHA_KEY_BYTES]);
+typedef void chacha_drbg_mix_release_fn(void *slot);
+struct chacha_drbg_mixer {
+    chacha_drbg_mix_fn *read;
+    chacha_drbg_mix_release_fn *release;
+};
 
 /*
  * Where a generator's seeds come from: filled in by its owner (the
@@ -114,7 +124,7 @@ struct chacha_drbg {
  * request path finds due fails).  Returns NULL on failure.
  */
 struct chacha_drbg *chacha_drbg_new(const struct chacha_impl *impl,
-                                    chacha_drbg_mix_fn *mix,
+                                    const struct chacha_drbg_mixer *mix,
                                     const struct chacha_drbg_source *src);
 
 /* Wipe and release everything. |d| may be NULL. */
@@ -137,11 +147,12 @@ void chacha_drbg_set_impl(struct chacha_drbg *d,
                           const struct chacha_impl *impl);
 
 /*
- * Kernel mixing: |mix| is called before every refill and direct request,
- * NULL turns mixing off.  chacha_drbg_mix_failures() counts the calls that
+ * Kernel mixing: |mix| (kept by reference) reads before every refill and
+ * direct request, NULL turns mixing off; the old mixer's slot is released.  chacha_drbg_mix_failures() counts the calls that
  * returned 0, over the generator's life.
  */
-void chacha_drbg_set_kernel_mix(struct chacha_drbg *d, chacha_drbg_mix_fn *mix);
+void chacha_drbg_set_kernel_mix(struct chacha_drbg *d,
+                                const struct chacha_drbg_mixer *mix);
 int chacha_drbg_kernel_mix_on(const struct chacha_drbg *d);
 unsigned int chacha_drbg_mix_failures(const struct chacha_drbg *d);
 

@@ -1,28 +1,313 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Kernel mixing without OpenSSL (see kmix.h): the non-blocking getrandom
- * read, and the check behind `auto`.  The vDSO is read through its own
- * dynamic symbol table, because glibc reports whether *it* uses the vDSO
- * only through its version, and the kernel exports the symbol only from
- * 6.11 (x86_64) or 6.12 (aarch64 and others) on.
+ * Kernel mixing without OpenSSL (see kmix.h): the non-blocking read of the
+ * kernel's generator by its two routes, the pool of vDSO states, and the
+ * answer behind `auto`.  The vDSO is read through its own dynamic symbol
+ * table, because the kernel exports getrandom there from 6.11 (x86_64) or
+ * 6.12 (aarch64 and others) on, whatever the C library does with it; this
+ * file does not ask the C library (glibc calls the vDSO only from 2.41).
+ *
+ * The vDSO's getrandom (lib/vdso/getrandom.c in Linux) is
+ *   ssize_t f(void *buf, size_t len, unsigned int flags,
+ *             void *state, size_t state_len)
+ * and returns the bytes written or -errno.  Called with buf = NULL,
+ * len = 0, flags = 0 and state_len = ~0, it fills a struct of sixteen u32
+ * (state size, mmap prot, mmap flags, reserved) and returns 0.  A state
+ * must come from mmap with that prot and those flags (MAP_DROPPABLE: wiped
+ * in a fork child, and the kernel may zero it under memory pressure; the
+ * vDSO re-keys a zeroed state from the kernel), must not cross a page
+ * boundary (else -EFAULT), must be passed with state_len equal to its
+ * size, and must never be used by two threads at once.
  */
 #define _GNU_SOURCE
 
 #include "kmix.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <elf.h>
 #include <link.h>
 
-#ifdef __GLIBC__
-#include <gnu/libc-version.h>
+#include "wipe.h"
+
+/* ------------------------------------------------------------------------
+ * The route, found once per process
+ * ------------------------------------------------------------------------ */
+
+typedef ssize_t vgetrandom_fn(void *buf, size_t len, unsigned int flags,
+                              void *state, size_t state_len);
+
+/* What the parameters query fills in (Linux include/uapi/linux/random.h). */
+struct vgetrandom_params {
+    uint32_t state_bytes;
+    uint32_t mmap_prot;
+    uint32_t mmap_flags;
+    uint32_t reserved[13];
+};
+
+struct route {
+    vgetrandom_fn *fn; /* NULL: the system call route */
+    size_t state_bytes;
+    int prot, flags;
+    size_t page;         /* bytes of a page */
+    unsigned int across; /* states in one page */
+    unsigned int slots;  /* states in one mapping, at most 64 */
+    char why[96];
+};
+
+static void *vdso_getrandom_symbol(const char **name);
+static struct route found;
+static pthread_once_t found_once = PTHREAD_ONCE_INIT;
+
+/* The vDSO's getrandom and the states it asks for, if usable here. */
+static void find_route(void)
+{
+    struct vgetrandom_params p;
+    const char *name = NULL;
+    vgetrandom_fn *fn = (vgetrandom_fn *)vdso_getrandom_symbol(&name);
+    long page = sysconf(_SC_PAGESIZE);
+
+    found.fn = NULL;
+    if (fn == NULL) {
+        snprintf(found.why, sizeof(found.why),
+                 "getrandom system call: the vDSO exports no getrandom");
+        return;
+    }
+    memset(&p, 0, sizeof(p));
+    if (fn(NULL, 0, 0, &p, ~(size_t)0) != 0 || p.state_bytes == 0 || page <= 0
+        || p.state_bytes > (unsigned long)page) {
+        snprintf(found.why, sizeof(found.why),
+                 "getrandom system call: %s refused its parameters query",
+                 name);
+        return;
+    }
+    found.state_bytes = p.state_bytes;
+    found.prot = (int)p.mmap_prot;
+    found.flags = (int)p.mmap_flags;
+    found.page = (size_t)page;
+    found.across = (unsigned int)(found.page / found.state_bytes);
+    /* one page, or as many as make 64 states or fewer */
+    found.slots = found.across >= 64 ? 64 : found.across * (64 / found.across);
+    snprintf(found.why, sizeof(found.why), "vDSO %s, %zu-byte states", name,
+             found.state_bytes);
+    found.fn = fn;
+}
+
+#ifdef CHACHARNG_TESTING
+static const struct route syscall_route = { .fn = NULL };
+static int forced_syscall; /* atomic */
+
+void chacha_kmix_force_syscall(int on)
+{
+    __atomic_store_n(&forced_syscall, on, __ATOMIC_SEQ_CST);
+}
 #endif
+
+static const struct route *route(void)
+{
+#ifdef CHACHARNG_TESTING
+    if (__atomic_load_n(&forced_syscall, __ATOMIC_SEQ_CST))
+        return &syscall_route;
+#endif
+    pthread_once(&found_once, find_route);
+    return &found;
+}
+
+enum chacha_kmix_route chacha_kmix_route(char *why, size_t n)
+{
+    const struct route *r = route();
+
+    snprintf(why, n, "%s",
+             r->fn != NULL || r == &found ? r->why
+                                          : "getrandom system call: forced");
+    return r->fn != NULL ? CHACHA_KMIX_VDSO : CHACHA_KMIX_SYSCALL;
+}
+
+int chacha_kmix_vdso_available(char *why, size_t n)
+{
+    return chacha_kmix_route(why, n) == CHACHA_KMIX_VDSO;
+}
+
+/* ------------------------------------------------------------------------
+ * The pool of vDSO states
+ *
+ * One state per generator, never per call: a mapping holds up to 64
+ * states (two 4 KiB pages of 144-byte states on x86_64 6.11+), carved so
+ * that none crosses a page, and stays until chacha_kmix_trim(), so a warm
+ * process creates and frees generators with no system call.  The
+ * bookkeeping is a heap record per mapping with a bitmap claimed by
+ * compare-and-swap, as in statepool.c and for its reasons: no lock that a
+ * _Fork or clone child could find held, and a fork child's records
+ * describe exactly the states its copies of the generators hold.  Those
+ * states read zero in the child (MAP_DROPPABLE wipes on fork), which the
+ * vDSO notices and re-keys from the kernel, so the child keeps its slots.
+ * ------------------------------------------------------------------------ */
+
+#define ALL_TAKEN (~(uint64_t)0)
+
+enum { LIVE, RETIRED, REVIVING };
+
+struct vstates {
+    struct vstates *next; /* fixed before the record is published */
+    unsigned char *base;  /* atomic; NULL while retired */
+    int life;             /* atomic; LIVE, RETIRED or REVIVING */
+    uint64_t used;        /* atomic; bit i: state i is taken */
+};
+
+static struct vstates *vstates; /* atomic; newest first */
+
+/* A generator whose state could not be had reads by the system call. */
+static unsigned char no_state;
+
+static size_t map_len(const struct route *r)
+{
+    return (r->slots + r->across - 1) / r->across * r->page;
+}
+
+static void *state_at(const struct route *r, unsigned char *base,
+                      unsigned int i)
+{
+    return base + i / r->across * r->page + i % r->across * r->state_bytes;
+}
+
+static uint64_t slots_mask(const struct route *r)
+{
+    return r->slots == 64 ? ALL_TAKEN : ((uint64_t)1 << r->slots) - 1;
+}
+
+/* Claim a free state of |v|; -1 if none. */
+static int claim(struct vstates *v, uint64_t mask)
+{
+    uint64_t u = __atomic_load_n(&v->used, __ATOMIC_ACQUIRE);
+
+    while ((~u & mask) != 0) {
+        uint64_t bit = (uint64_t)1 << __builtin_ctzll(~u & mask);
+
+        if (__atomic_compare_exchange_n(&v->used, &u, u | bit, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return __builtin_ctzll(bit);
+    }
+    return -1;
+}
+
+/* Map states into |v| with state 0 taken; 1 on success. */
+static int map_into(const struct route *r, struct vstates *v)
+{
+    void *p = mmap(NULL, map_len(r), r->prot, r->flags, -1, 0);
+
+    if (p == MAP_FAILED)
+        return 0;
+    __atomic_store_n(&v->base, (unsigned char *)p, __ATOMIC_RELAXED);
+    __atomic_store_n(&v->life, LIVE, __ATOMIC_RELAXED);
+    /* publishes base to every claim() that sees a free bit */
+    __atomic_store_n(&v->used, 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+/* A new mapping, its state 0 taken by the caller; NULL if none. */
+static struct vstates *grow(const struct route *r)
+{
+    struct vstates *v;
+
+    for (v = __atomic_load_n(&vstates, __ATOMIC_ACQUIRE); v != NULL;
+         v = v->next) {
+        int life = RETIRED;
+
+        if (__atomic_compare_exchange_n(&v->life, &life, REVIVING, 0,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            if (map_into(r, v))
+                return v;
+            __atomic_store_n(&v->life, RETIRED, __ATOMIC_RELEASE);
+            return NULL;
+        }
+    }
+    v = calloc(1, sizeof(*v));
+    if (v == NULL)
+        return NULL;
+    v->used = ALL_TAKEN;
+    if (!map_into(r, v)) {
+        free(v);
+        return NULL;
+    }
+    v->next = __atomic_load_n(&vstates, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&vstates, &v->next, v, 0,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        ;
+    return v;
+}
+
+/* A state for one generator, or &no_state. */
+static void *state_take(const struct route *r)
+{
+    uint64_t mask = slots_mask(r);
+    struct vstates *v;
+    int i = -1;
+
+    for (v = __atomic_load_n(&vstates, __ATOMIC_ACQUIRE); v != NULL;
+         v = v->next)
+        if ((i = claim(v, mask)) >= 0)
+            break;
+    if (v == NULL) {
+        v = grow(r);
+        i = 0;
+    }
+    if (v == NULL)
+        return &no_state;
+    return state_at(r, __atomic_load_n(&v->base, __ATOMIC_RELAXED),
+                    (unsigned int)i);
+}
+
+void chacha_kmix_release(void *slot)
+{
+    const struct route *r = &found; /* states only ever come from it */
+    unsigned char *p = slot;
+    struct vstates *v;
+
+    if (p == NULL || p == &no_state)
+        return;
+    for (v = __atomic_load_n(&vstates, __ATOMIC_ACQUIRE); v != NULL;
+         v = v->next) {
+        unsigned char *base = __atomic_load_n(&v->base, __ATOMIC_RELAXED);
+        size_t off = (size_t)(p - base);
+
+        if (base == NULL || p < base || off >= map_len(r))
+            continue;
+        /* the vDSO's key and unread batch: the next owner starts afresh */
+        chacha_wipe(p, r->state_bytes);
+        __atomic_and_fetch(&v->used,
+                           ~((uint64_t)1 << (off / r->page * r->across
+                                             + off % r->page / r->state_bytes)),
+                           __ATOMIC_RELEASE);
+        return;
+    }
+}
+
+void chacha_kmix_trim(void)
+{
+    const struct route *r = &found;
+    struct vstates *v;
+
+    for (v = __atomic_load_n(&vstates, __ATOMIC_ACQUIRE); v != NULL;
+         v = v->next) {
+        uint64_t idle = 0;
+
+        if (!__atomic_compare_exchange_n(&v->used, &idle, ALL_TAKEN, 0,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            continue;
+        munmap(__atomic_load_n(&v->base, __ATOMIC_RELAXED), map_len(r));
+        __atomic_store_n(&v->base, NULL, __ATOMIC_RELAXED);
+        __atomic_store_n(&v->life, RETIRED, __ATOMIC_RELEASE);
+    }
+}
 
 /* ------------------------------------------------------------------------
  * The read, before every refill and direct request
@@ -36,7 +321,7 @@ void chacha_kmix_set_report(chacha_kmix_report_fn *report)
     __atomic_store_n(&report_fn, report, __ATOMIC_RELAXED);
 }
 
-int chacha_kmix_getrandom(uint8_t g[CHACHA_KEY_BYTES])
+static int syscall_read(uint8_t g[CHACHA_KEY_BYTES])
 {
     ssize_t r = getrandom(g, CHACHA_KEY_BYTES, GRND_NONBLOCK);
     chacha_kmix_report_fn *report;
@@ -55,28 +340,32 @@ int chacha_kmix_getrandom(uint8_t g[CHACHA_KEY_BYTES])
     return 0;
 }
 
-/* ------------------------------------------------------------------------
- * What `auto` asks: does this C library serve getrandom from the vDSO?
- * ------------------------------------------------------------------------ */
-
-/* glibc 2.41 was the first to call the kernel's vDSO getrandom. */
-static int libc_has_vdso_getrandom(char *why, size_t n)
+int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_KEY_BYTES])
 {
-#ifdef __GLIBC__
-    const char *v = gnu_get_libc_version();
-    unsigned int major = 0, minor = 0;
+    const struct route *r = route();
 
-    if (sscanf(v, "%u.%u", &major, &minor) != 2) {
-        snprintf(why, n, "glibc version \"%s\" not understood", v);
-        return 0;
+    if (r->fn != NULL) {
+        if (*slot == NULL)
+            *slot = state_take(r);
+        /*
+         * The vDSO falls back to the system call itself where it must
+         * (kernel generator not ready, state in use by a signal handler);
+         * anything it still refuses goes to the system call here.
+         */
+        if (*slot != &no_state
+            && r->fn(g, CHACHA_KEY_BYTES, GRND_NONBLOCK, *slot, r->state_bytes)
+                   == CHACHA_KEY_BYTES)
+            return 1;
     }
-    snprintf(why, n, "glibc %u.%u", major, minor);
-    return major > 2 || (major == 2 && minor >= 41);
-#else
-    snprintf(why, n, "not glibc");
-    return 0;
-#endif
+    return syscall_read(g);
 }
+
+const struct chacha_drbg_mixer chacha_kmix_mixer = { chacha_kmix_getrandom,
+                                                     chacha_kmix_release };
+
+/* ------------------------------------------------------------------------
+ * Finding getrandom in the vDSO
+ * ------------------------------------------------------------------------ */
 
 /* DT_HASH words are 64-bit on s390x and Alpha, 32-bit everywhere else. */
 #if defined(__s390x__) || defined(__alpha__)
@@ -89,39 +378,43 @@ typedef Elf32_Word hash_word;
 #define VDSO_AT(type, vaddr) ((type)(base + ((vaddr)-load_vaddr)))
 
 /*
- * 1 if the vDSO mapped into this process exports getrandom: Linux 6.11+
- * on x86_64 (`__vdso_getrandom`), 6.12+ on aarch64 and others
- * (`__kernel_getrandom`).  Read from its dynamic symbol table through the
- * ELF header that the kernel points AT_SYSINFO_EHDR at.
+ * The address of getrandom in the vDSO mapped into this process, and its
+ * name in *|name|; NULL if it has none.  Linux 6.11+ exports it on x86_64
+ * (`__vdso_getrandom`), 6.12+ on aarch64 and others (`__kernel_getrandom`).
+ * Read from its dynamic symbol table through the ELF header that the
+ * kernel points AT_SYSINFO_EHDR at.
  */
-static int vdso_has_getrandom(void)
+static void *vdso_getrandom_symbol(const char **name)
 {
     uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR), load_vaddr = 0;
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
     const ElfW(Phdr) * ph;
-    const ElfW(Dyn) *dyn = NULL;
+    const ElfW(Dyn) * dyn;
+    ElfW(Addr) dyn_vaddr = 0;
     const ElfW(Sym) *sym = NULL;
     const hash_word *hash = NULL;
     const Elf32_Word *gnu = NULL;
     const char *str = NULL;
     size_t nsym = 0, i;
-    int have_load = 0;
+    int have_load = 0, have_dyn = 0;
 
     if (base == 0 || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0
         || eh->e_ident[EI_CLASS]
                != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
-        return 0;
+        return NULL;
     ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
     for (i = 0; i < eh->e_phnum; i++) {
         if (ph[i].p_type == PT_LOAD && !have_load) {
             load_vaddr = ph[i].p_vaddr - ph[i].p_offset;
             have_load = 1;
         } else if (ph[i].p_type == PT_DYNAMIC) {
-            dyn = (const ElfW(Dyn) *)(base + ph[i].p_offset);
+            dyn_vaddr = ph[i].p_vaddr;
+            have_dyn = 1;
         }
     }
-    if (!have_load || dyn == NULL)
-        return 0;
+    if (!have_load || !have_dyn)
+        return NULL;
+    dyn = VDSO_AT(const ElfW(Dyn) *, dyn_vaddr);
     for (; dyn->d_tag != DT_NULL; dyn++) {
         switch (dyn->d_tag) {
         case DT_SYMTAB:
@@ -141,7 +434,7 @@ static int vdso_has_getrandom(void)
         }
     }
     if (sym == NULL || str == NULL)
-        return 0;
+        return NULL;
     if (hash != NULL) {
         nsym = (size_t)hash[1]; /* nchain: one entry per symbol */
     } else if (gnu != NULL) {
@@ -161,25 +454,16 @@ static int vdso_has_getrandom(void)
         }
     }
     for (i = 0; i < nsym; i++) {
-        const char *name = str + sym[i].st_name;
+        const char *s = str + sym[i].st_name;
 
         if (sym[i].st_shndx != SHN_UNDEF
             /* the same bits in ELF32 and ELF64 */
             && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC
-            && (strcmp(name, "__vdso_getrandom") == 0
-                || strcmp(name, "__kernel_getrandom") == 0))
-            return 1;
+            && (strcmp(s, "__vdso_getrandom") == 0
+                || strcmp(s, "__kernel_getrandom") == 0)) {
+            *name = s;
+            return VDSO_AT(void *, sym[i].st_value);
+        }
     }
-    return 0;
-}
-
-int chacha_kmix_vdso_available(char *why, size_t n)
-{
-    char libc[48];
-    int have_libc = libc_has_vdso_getrandom(libc, sizeof(libc));
-    int have_vdso = vdso_has_getrandom();
-
-    snprintf(why, n, "%s, vDSO getrandom %s", libc,
-             have_vdso ? "exported" : "absent");
-    return have_libc && have_vdso;
+    return NULL;
 }

@@ -80,7 +80,7 @@ struct chacha_drbg *chacharng_drbg_new(const CHACHARNG_PROV_CTX *prov,
                                        const struct chacha_drbg_source *src)
 {
     struct chacha_drbg *d = chacha_drbg_new(
-        prov->impl, kernel_mix ? chacha_kmix_getrandom : NULL, src);
+        prov->impl, kernel_mix ? &chacha_kmix_mixer : NULL, src);
 
     if (d == NULL)
         CHACHARNG_RAISE(prov, CHACHARNG_R_OUT_OF_MEMORY,

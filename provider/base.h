@@ -38,7 +38,7 @@ typedef void chacharng_cleanup_entropy_fn(const OSSL_CORE_HANDLE *handle,
 
 /* The `kernel_mix` setting: config key, or CHACHARNG_KERNEL_MIX. */
 enum chacharng_kmix {
-    CHACHARNG_KMIX_AUTO = 0, /* on where the vDSO serves getrandom */
+    CHACHARNG_KMIX_AUTO = 0, /* on where the kernel's vDSO has getrandom */
     CHACHARNG_KMIX_ON,
     CHACHARNG_KMIX_OFF
 };
@@ -52,7 +52,7 @@ typedef struct chacharng_prov_ctx {
     const OSSL_CORE_HANDLE *handle;
     const struct chacha_impl *impl; /* chosen once, at load */
     enum chacharng_kmix kernel_mix; /* chosen once, at load */
-    int kernel_mix_vdso;            /* auto's answer: glibc and vDSO agree */
+    int kernel_mix_vdso;            /* auto's answer: the vDSO route exists */
     struct rp_instance *rp; /* random_provider.c's: this instance there */
     OSSL_FUNC_core_get_params_fn *core_get_params;
     OSSL_FUNC_core_new_error_fn *core_new_error;

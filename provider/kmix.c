@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel mixing as a setting (DESIGN.md sections 2 and 3): the `kernel_mix`
- * config key and CHACHARNG_KERNEL_MIX, what `auto` means here (asked once
- * of chacha/kmix.c), and the choice each new generator is created with.
- * The read itself is chacha/kmix.c's, called by the generator.
+ * config key and CHACHARNG_KERNEL_MIX, what `auto` means here (on where
+ * chacha/kmix.c found the vDSO route, whatever the C library), and the
+ * choice each new generator is created with.  The read itself, by either
+ * route, is chacha/kmix.c's, called by the generator.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov,
                           const struct chacharng_setting *kernel_mix)
 {
     const char *v = kernel_mix->value, *origin = kernel_mix->origin;
-    char why[96];
+    char why[128];
 
     if (v == NULL || strcmp(v, "auto") == 0) {
         prov->kernel_mix = CHACHARNG_KMIX_AUTO;
@@ -44,7 +45,7 @@ int chacharng_kmix_choose(CHACHARNG_PROV_CTX *prov,
     }
     prov->kernel_mix_vdso = chacha_kmix_vdso_available(why, sizeof(why));
     chacha_kmix_set_report(chacharng_debug_enabled() ? report_failure : NULL);
-    CHACHARNG_DEBUG_LOG("kernel mixing %s (%s; %s)",
+    CHACHARNG_DEBUG_LOG("kernel mixing %s (%s; route: %s)",
                         prov->kernel_mix == CHACHARNG_KMIX_ON    ? "on"
                         : prov->kernel_mix == CHACHARNG_KMIX_OFF ? "off"
                         : prov->kernel_mix_vdso                  ? "auto: on"

@@ -164,6 +164,7 @@ static void chacharng_prov_teardown(void *vprov)
     chacharng_random_teardown(vprov);
     /* every state of this instance is back in the pool: unmap idle chunks */
     chacha_pool_trim();
+    chacha_kmix_trim();
     free(vprov);
 }
 

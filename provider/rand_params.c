@@ -497,7 +497,7 @@ int chacharng_rand_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     chacha_drbg_set_policy(ctx->drbg, to.reseed_requests, to.reseed_interval);
     chacha_drbg_set_impl(ctx->drbg, to.impl);
     chacha_drbg_set_kernel_mix(ctx->drbg,
-                               to.kernel_mix ? chacha_kmix_getrandom : NULL);
+                               to.kernel_mix ? &chacha_kmix_mixer : NULL);
     return 1;
 }
 

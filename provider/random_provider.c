@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "base.h"
+#include "kmix.h"
 #include "statepool.h"
 
 /*
@@ -181,8 +182,10 @@ static void rp_table_exit(void *arg)
         ;
     none_left = i == rp_number_words;
     pthread_mutex_unlock(&rp_lock);
-    if (none_left)
+    if (none_left) {
         chacha_pool_trim();
+        chacha_kmix_trim();
+    }
 }
 
 /*

@@ -7,7 +7,10 @@
  * makes a child reseed however the child was made (fork, _Fork, clone
  * without CLONE_VM, the raw fork system call), a failed mapping fails
  * cleanly, a simulated VM snapshot clone repeats at most the unread
- * buffer when kernel mixing is on and the kernel's bytes reach the key,
+ * buffer when kernel mixing is on, by the vDSO route and by the system
+ * call route (chacha/kmix.c), the vDSO states are one per generator, never
+ * cross a page, are wiped when given back and in a fork child and are
+ * reused, and the kernel's bytes reach the key,
  * and the request path applies its one predicate at every boundary
  * (calls, 16 MiB with bytes buffered, prediction resistance, a parent that
  * moved, a failing source).  Runs once per kernel through the per-kernel
@@ -22,6 +25,7 @@
 #include <unistd.h>
 
 #include "chacha_drbg.h"
+#include "kmix.h"
 #include "hex.h"
 #include "split.h"
 #include "testutil.h"
@@ -380,18 +384,15 @@ static void test_fork_child_reseed(enum chacha_fork_mode mode, const char *name)
 
 #define CLONE_STRETCH ((size_t)256 << 10)
 
-/* The kernel's generator, as the provider reads it. */
-static int mix_getrandom(uint8_t g[CHACHA_KEY_BYTES])
-{
-    return getrandom(g, CHACHA_KEY_BYTES, GRND_NONBLOCK) == CHACHA_KEY_BYTES;
-}
-
 /* A kernel read that always fails. */
-static int mix_fails(uint8_t g[CHACHA_KEY_BYTES])
+static int mix_fails(void **slot, uint8_t g[CHACHA_KEY_BYTES])
 {
+    (void)slot;
     memset(g, 0x77, CHACHA_KEY_BYTES); /* debris the core must not use */
     return 0;
 }
+
+static const struct chacha_drbg_mixer failing_mixer = { mix_fails, NULL };
 
 /* |total| bytes from |d| in |req|-byte requests, as the provider serves them. */
 static void draw(struct chacha_drbg *d, uint8_t *out, size_t total, size_t req)
@@ -429,8 +430,9 @@ static long last_match(const uint8_t *a, const uint8_t *b, size_t n)
  * -2: set-up failed); *|unread| is what the buffer held at the snapshot,
  * *|same| whether the two outputs are identical.
  */
-static long clone_run(chacha_drbg_mix_fn *mix, size_t used, size_t req,
-                      size_t *unread, unsigned int *failures, int *same)
+static long clone_run(const struct chacha_drbg_mixer *mix, size_t used,
+                      size_t req, size_t *unread, unsigned int *failures,
+                      int *same)
 {
     static uint8_t a[CLONE_STRETCH], b[CLONE_STRETCH], pre[2048];
     struct chacha_drbg *d1 = seeded_drbg();
@@ -457,7 +459,8 @@ out:
     return last;
 }
 
-static void test_clone(void)
+/* The clone test with mixing through chacha_kmix_mixer, by route |how|. */
+static void test_clone(const char *how)
 {
     static const size_t reqs[] = { 4, 16, 1024, 65536 };
     /* 959 bytes unread (the most a call leaves), 860, and 0 (direct path) */
@@ -473,22 +476,168 @@ static void test_clone(void)
               "clone, mixing off, %zu-byte requests: identical for %zu KiB",
               reqs[i], CLONE_STRETCH >> 10);
         for (j = 0; j < sizeof(used) / sizeof(used[0]); j++) {
-            last = clone_run(mix_getrandom, used[j], reqs[i], &unread,
+            last = clone_run(&chacha_kmix_mixer, used[j], reqs[i], &unread,
                              &failures, &same);
             /* every agreeing window starts inside the unread buffer */
             TU_OK(last >= -1 && last < (long)unread
                       && unread < CHACHA_DRBG_BUF_BYTES && failures == 0,
-                  "clone, mixing on, %zu-byte requests, %zu bytes unread at "
-                  "the snapshot: no common 8-byte run from there on (last "
-                  "starts at %ld), %u failed reads",
-                  reqs[i], unread, last, failures);
+                  "clone, mixing on (%s), %zu-byte requests, %zu bytes unread"
+                  " at the snapshot: no common 8-byte run from there on (last"
+                  " starts at %ld), %u failed reads",
+                  how, reqs[i], unread, last, failures);
         }
     }
-    clone_run(mix_fails, 100, 1024, &unread, &failures, &same);
+    clone_run(&failing_mixer, 100, 1024, &unread, &failures, &same);
     TU_OK(same && failures > 0,
           "clone, every kernel read failing: counted (%u), output as with "
           "mixing off",
           failures);
+}
+
+/* ------------------------------------------------------------------------
+ * Both routes of chacha/kmix.c, and the vDSO states it hands out
+ * ------------------------------------------------------------------------ */
+
+/* chacha_kmix_mixer, watched: the slot the last read left, the releases. */
+static void *watched_slot;
+static unsigned long watched_releases;
+
+static int mix_watched(void **slot, uint8_t g[CHACHA_KEY_BYTES])
+{
+    int ok = chacha_kmix_getrandom(slot, g);
+
+    watched_slot = *slot;
+    return ok;
+}
+
+static void release_watched(void *slot)
+{
+    watched_releases++;
+    chacha_kmix_release(slot);
+}
+
+static const struct chacha_drbg_mixer watched_mixer = { mix_watched,
+                                                        release_watched };
+
+struct fork_state {
+    void *slot;
+    size_t bytes;
+};
+
+/* In a child: the copy of the state reads zero, and the vDSO re-keys it. */
+static int child_state_rekeys(void *arg)
+{
+    struct fork_state *f = arg;
+    uint8_t g[CHACHA_KEY_BYTES];
+    void *slot = f->slot;
+
+    if (!all_zero((const uint8_t *)f->slot, f->bytes))
+        return 1;
+    if (!chacha_kmix_getrandom(&slot, g) || slot != f->slot)
+        return 2;
+    return all_zero((const uint8_t *)f->slot, f->bytes) ? 3 : 0;
+}
+
+static void test_vdso_states(size_t bytes, unsigned char *stack)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uint8_t g[CHACHA_KEY_BYTES], h[CHACHA_KEY_BYTES], out[2000];
+    void *a = NULL, *b = NULL, *c = NULL;
+    struct fork_state f;
+    struct chacha_drbg *d;
+    enum tu_split how;
+    int ok;
+
+    ok = chacha_kmix_getrandom(&a, g) && chacha_kmix_getrandom(&b, h);
+    TU_OK(ok && a != NULL && b != NULL && a != b
+              && (uintptr_t)a % page + bytes <= page
+              && (uintptr_t)b % page + bytes <= page,
+          "vDSO route: two slots get two %zu-byte states, neither crossing a"
+          " page",
+          bytes);
+    if (a == NULL || b == NULL)
+        return;
+    TU_OK(!all_zero((const uint8_t *)a, bytes)
+              && !all_zero((const uint8_t *)b, bytes) && memcmp(g, h, 32) != 0,
+          "vDSO route: the vDSO keyed the states it was given");
+    f.slot = a;
+    f.bytes = bytes;
+    for (how = 0; how < TU_NSPLIT; how++) {
+        const char *why;
+
+        if (!tu_split_available(how, stack, &why)) {
+            tu_skip("vDSO state in a %s child: %s", tu_split_name(how), why);
+            continue;
+        }
+        TU_OK(
+            tu_wait_ok(tu_split(how, child_state_rekeys, &f,
+                                stack != NULL ? stack + STACK_BYTES : NULL, 0)),
+            "vDSO route, %s child: its copy of the state reads zero and the"
+            " vDSO re-keys it in the same slot",
+            tu_split_name(how));
+    }
+    chacha_kmix_release(a);
+    TU_OK(all_zero((const uint8_t *)a, bytes),
+          "vDSO route: a released state is wiped");
+    ok = chacha_kmix_getrandom(&c, g);
+    TU_OK(ok && c == a,
+          "vDSO route: a released state is handed out again (no new mapping)");
+    chacha_kmix_release(b);
+    chacha_kmix_release(c);
+
+    d = seeded_drbg();
+    if (!TU_OK(d != NULL, "a generator for the mixer's slot"))
+        return;
+    watched_slot = NULL;
+    watched_releases = 0;
+    chacha_drbg_set_kernel_mix(d, &watched_mixer);
+    chacha_drbg_generate(d, g, sizeof(g), NULL, 0);
+    a = watched_slot;
+    TU_OK(a != NULL && !all_zero((const uint8_t *)a, bytes)
+              && watched_releases == 0,
+          "vDSO route: a generator takes its state at its first mix");
+    chacha_drbg_generate(d, out, 100, NULL, 0);  /* from the buffer */
+    chacha_drbg_generate(d, out, 2000, NULL, 0); /* refill, then direct */
+    TU_OK(watched_slot == a && chacha_drbg_mix_failures(d) == 0,
+          "vDSO route: ... and keeps it for every later mix");
+    chacha_drbg_set_kernel_mix(d, NULL);
+    TU_OK(watched_releases == 1 && all_zero((const uint8_t *)a, bytes),
+          "vDSO route: turning mixing off gives the state back, wiped");
+    chacha_drbg_set_kernel_mix(d, &watched_mixer);
+    chacha_drbg_generate(d, out, sizeof(out), NULL, 0);
+    a = watched_slot;
+    chacha_drbg_free(d);
+    TU_OK(watched_releases == 2 && a != NULL
+              && all_zero((const uint8_t *)a, bytes),
+          "vDSO route: freeing the generator gives its state back, wiped");
+}
+
+static void test_routes(void)
+{
+    unsigned char *stack = tu_split_stack_new(STACK_BYTES);
+    uint8_t g[CHACHA_KEY_BYTES];
+    void *slot = NULL;
+    char why[128];
+    size_t bytes = 0;
+    int ok;
+
+    if (chacha_kmix_route(why, sizeof(why)) == CHACHA_KMIX_VDSO) {
+        tu_diag("kernel mixing route: %s", why);
+        TU_OK(sscanf(why, "vDSO %*s %zu-byte states", &bytes) == 1 && bytes > 0,
+              "vDSO route: the state size is known (%s)", why);
+        test_vdso_states(bytes, stack);
+        test_clone("the vDSO");
+    } else {
+        tu_skip("kernel mixing through the vDSO: %s", why);
+    }
+    chacha_kmix_force_syscall(1);
+    ok = chacha_kmix_getrandom(&slot, g);
+    TU_OK(ok && slot == NULL
+              && chacha_kmix_route(why, sizeof(why)) == CHACHA_KMIX_SYSCALL,
+          "system call route: a read works and takes no vDSO state (%s)", why);
+    test_clone("the system call");
+    chacha_kmix_force_syscall(0);
+    tu_split_stack_free(stack, STACK_BYTES);
 }
 
 /*
@@ -502,11 +651,14 @@ static const uint8_t known_g[CHACHA_KEY_BYTES] = {
     0x69, 0x78, 0x87, 0x96, 0xa5, 0xb4, 0xc3, 0xd2, 0xe1, 0xf0
 };
 
-static int mix_known(uint8_t g[CHACHA_KEY_BYTES])
+static int mix_known(void **slot, uint8_t g[CHACHA_KEY_BYTES])
 {
+    (void)slot;
     memcpy(g, known_g, CHACHA_KEY_BYTES);
     return 1;
 }
+
+static const struct chacha_drbg_mixer known_mixer = { mix_known, NULL };
 
 static void test_mix_reaches_key(void)
 {
@@ -517,7 +669,7 @@ static void test_mix_reaches_key(void)
 
     if (!TU_OK(m != NULL && t != NULL && u != NULL, "three generators"))
         goto out;
-    chacha_drbg_set_kernel_mix(m, mix_known);
+    chacha_drbg_set_kernel_mix(m, &known_mixer);
     /* the first refill: mixed in m, by hand in t, not at all in u */
     for (i = 0; i < CHACHA_KEY_BYTES / 4; i++)
         t->s->state[4 + i] ^= (uint32_t)known_g[4 * i]
@@ -725,7 +877,7 @@ static void body(void)
     test_fork_child_reseed(CHACHA_FORK_WIPEONFORK, "wipe-on-fork");
     test_fork_child_reseed(CHACHA_FORK_ATFORK, "atfork");
     test_fork_child_reseed(CHACHA_FORK_GETPID, "getpid");
-    test_clone();
+    test_routes();
     test_mix_reaches_key();
     test_request_path();
 

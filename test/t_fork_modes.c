@@ -477,7 +477,10 @@ static void test_same_pid(const char *mode, int wipeonfork, int atfork)
 /* The modes                                                               */
 /* ---------------------------------------------------------------------- */
 
-/* Does the newest state page the module mapped carry "wf" in smaps? */
+/*
+ * Does the newest state page the module mapped carry "wf" in smaps?  The
+ * vDSO's getrandom states (kernel mixing) are not state pages.
+ */
 static int newest_page_wipes(int *found)
 {
     const struct ip_mapping *m;
@@ -485,7 +488,9 @@ static int newest_page_wipes(int *found)
     char flags[256];
 
     *found = 0;
-    while (n > 0 && !m[n - 1].live)
+    while (n > 0
+           && (!m[n - 1].live
+               || (m[n - 1].flags & IP_MAP_TYPE) == IP_MAP_DROPPABLE))
         n--;
     if (n == 0 || !ip_smaps_vmflags(m[n - 1].addr, flags, sizeof(flags)))
         return 0;

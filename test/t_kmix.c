@@ -2,15 +2,21 @@
 /*
  * Kernel mixing through libcrypto (DESIGN.md sections 2 and 3): the
  * `kernel_mix` and `kernel_mix_failures` ctx params, what `auto` picks here
- * (checked against an independent reading of the C library and the vDSO)
- * and under which parents, CHACHARNG_KERNEL_MIX and the `kernel_mix` config
+ * (on exactly where the vDSO route exists, whatever the C library) and
+ * under which parents, CHACHARNG_KERNEL_MIX and the `kernel_mix` config
  * key with the environment winning, exactly one 32-byte GRND_NONBLOCK
- * getrandom per refill and per direct request with mixing on (none off),
- * on the EVP path and on the random-provider path, and failing kernel reads
- * (ENOSYS, EAGAIN, EINTR) that never fail a generate, are counted and are
- * reported under CHACHARNG_DEBUG.  getrandom is interposed (interpose.c);
- * seeding comes from the core's entropy upcall, which is libcrypto's own,
- * so every getrandom the module makes here is a mixing read.
+ * read per refill and per direct request with mixing on (none off), on
+ * the EVP path and on the random-provider path, by the route expected,
+ * and failing kernel reads (ENOSYS, EAGAIN, EINTR) that never fail a
+ * generate, are counted and are reported under CHACHARNG_DEBUG, as is the
+ * route.  getrandom and getauxval are interposed (interpose.c): each
+ * route runs in a process of its own, with the kernel's vDSO, with none
+ * (the system call route), or with a stand-in vDSO that counts the reads
+ * and passes them on to the kernel's, fails them (the module must fall
+ * back to the system call) or refuses its parameters query; a failed
+ * mapping for vDSO states falls back too.  Seeding comes from the core's
+ * entropy upcall, which is libcrypto's own, so every getrandom the module
+ * makes here is a mixing read.
  */
 #define _GNU_SOURCE
 
@@ -20,10 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#ifdef __GLIBC__
-#include <gnu/libc-version.h>
-#endif
 
 #include <openssl/core.h>
 #include <openssl/core_dispatch.h>
@@ -74,34 +76,27 @@ static int env_with(struct pu_env *env, const char *value)
 }
 
 /*
- * What `auto` should pick, worked out apart from the provider: glibc's
- * version, and the vDSO looked up through the dynamic linker, which lists
- * it under its soname.  Returns 1 (on), 0 (off) or -1 (cannot tell), with
- * the reasons in |why|.
+ * The route under test in this process: the vDSO getauxval shows the
+ * module, whether the module should find the vDSO route (so `auto` is on),
+ * and where its reads should go.
  */
-static int expected_auto(char *why, size_t n, int *libc_ok)
-{
-    unsigned int major = 0, minor = 0;
-    void *vdso;
-    int sym;
+struct route_case {
+    const char *name;
+    enum ip_vdso_mode mode;
+    int vdso_route; /* the module reads by the vDSO (-1: as the kernel) */
+    int counted;    /* reads reach the stand-in, which counts them */
+    int syscalls;   /* reads reach the getrandom system call (-1: ditto) */
+};
 
-    *libc_ok = 0;
-#ifdef __GLIBC__
-    if (sscanf(gnu_get_libc_version(), "%u.%u", &major, &minor) == 2)
-        *libc_ok = major > 2 || (major == 2 && minor >= 41);
-#endif
-    vdso = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (vdso == NULL) {
-        snprintf(why, n, "glibc %u.%u, no vDSO found by dlopen", major, minor);
-        return *libc_ok ? -1 : 0;
-    }
-    sym = dlsym(vdso, "__vdso_getrandom") != NULL
-          || dlsym(vdso, "__kernel_getrandom") != NULL;
-    dlclose(vdso);
-    snprintf(why, n, "glibc %u.%u, vDSO getrandom %s", major, minor,
-             sym ? "exported" : "absent");
-    return *libc_ok && sym;
-}
+static const struct route_case cases[] = {
+    { "the kernel's vDSO", IP_VDSO_REAL, -1, 0, -1 },
+    { "no vDSO", IP_VDSO_NONE, 0, 0, 1 },
+    { "a counting vDSO", IP_VDSO_COUNTING, 1, 1, 0 },
+    { "a vDSO whose reads fail", IP_VDSO_FAILING, 1, 1, 1 },
+    { "a vDSO refusing its query", IP_VDSO_NO_PARAMS, 0, 0, 1 },
+};
+
+static struct route_case rc; /* this process's, resolved */
 
 /*
  * How many kernel reads a request of |n| bytes makes with mixing on, from
@@ -196,24 +191,14 @@ static void test_auto(struct pu_env *env)
     EVP_RAND_CTX *plain = pu_drbg_new(env, NULL), *test = NULL, *kid = NULL;
     EVP_RAND_CTX *top = NULL, *ctr = NULL, *src = NULL, *c = NULL;
     EVP_RAND *r;
-    char why[128];
-    int libc_ok, want = expected_auto(why, sizeof(why), &libc_ok);
+    int want = rc.vdso_route;
 
-    tu_diag("auto here: %s", why);
-    if (want < 0) {
-        tu_skip("auto: cannot tell independently whether the vDSO serves "
-                "getrandom (%s)",
-                why);
-    } else {
-        TU_OK(plain != NULL && mix_of(plain) == want,
-              "auto, no parent: kernel mixing %s (%s; got %d)",
-              want ? "on" : "off", why, mix_of(plain));
-    }
-    if (libc_ok && want == 0)
-        tu_skip("auto on needs a kernel whose vDSO exports getrandom (6.11+"
-                " x86_64, 6.12+ aarch64); this one does not");
-    else if (!libc_ok)
-        tu_diag("auto on needs glibc 2.41 or later: not tested here");
+    TU_OK(plain != NULL && mix_of(plain) == want,
+          "%s: auto, no parent: kernel mixing %s (got %d)", rc.name,
+          want ? "on" : "off", mix_of(plain));
+    if (rc.mode == IP_VDSO_REAL && !want)
+        tu_skip("auto on with the kernel's own vDSO needs one that exports "
+                "getrandom (6.11+ x86_64, 6.12+ aarch64); this one does not");
 
     test = pu_test_parent(env, PU_STRENGTH, NULL, 0);
     c = test != NULL ? pu_drbg_new(env, test) : NULL;
@@ -247,10 +232,9 @@ static void test_auto(struct pu_env *env)
     src = r != NULL ? EVP_RAND_CTX_new(r, NULL) : NULL;
     EVP_RAND_free(r);
     c = src != NULL ? pu_drbg_new(env, src) : NULL;
-    if (want >= 0)
-        TU_OK(c != NULL && mix_of(c) == want,
-              "auto under a SEED-SRC parent: as with no parent (%d)",
-              c ? mix_of(c) : -1);
+    TU_OK(c != NULL && mix_of(c) == want,
+          "auto under a SEED-SRC parent: as with no parent (%d)",
+          c ? mix_of(c) : -1);
     EVP_RAND_CTX_free(c);
     pu_err_clear();
     EVP_RAND_CTX_free(src);
@@ -378,14 +362,41 @@ static void test_config(void)
 /* ---------------------------------------------------------------------- */
 
 /* Run the request pattern on |ctx|; expect |on| reads as the model says. */
+/*
+ * The reads since the last reset went where the route sends them: |want|
+ * of them, to the system call and to the stand-in vDSO as the route says,
+ * all shaped as mixing reads.
+ */
+static int reads_as_routed(unsigned long want, char *got, size_t n)
+{
+    unsigned long calls = ip_getrandom_calls(), mix = ip_getrandom_mix_calls();
+    unsigned long vmix, vcalls = ip_vdso_calls(&vmix);
+    unsigned long want_sys = rc.syscalls ? want : 0;
+    unsigned long want_vdso = rc.counted ? want : 0;
+
+    snprintf(got, n,
+             "%s: %lu getrandom calls, %lu vDSO reads, %lu and %lu of them"
+             " shaped as mixing reads (want %lu and %lu)",
+             rc.name, calls, vcalls, mix, vmix, want_sys, want_vdso);
+    return calls == want_sys && mix == calls && vcalls == want_vdso
+           && vmix == vcalls;
+}
+
+static void reset_reads(void)
+{
+    ip_getrandom_reset_calls();
+    ip_vdso_reset_calls();
+}
+
 static void count_reads(EVP_RAND_CTX *ctx, int on, const char *what)
 {
     size_t avail = 0, i;
-    unsigned long want = 0, calls, mix;
+    unsigned long want = 0;
     unsigned int failures = 1;
+    char got[256];
     int ok = 1;
 
-    ip_getrandom_reset_calls();
+    reset_reads();
     for (i = 0; i < NPATTERN; i++) {
         want += model_reads(&avail, pattern[i]);
         ok &= EVP_RAND_generate(ctx, big, pattern[i], PU_STRENGTH, 0, NULL, 0);
@@ -394,14 +405,13 @@ static void count_reads(EVP_RAND_CTX *ctx, int on, const char *what)
     avail = 0;
     want += model_reads(&avail, 10);
     ok &= EVP_RAND_generate(ctx, big, 10, PU_STRENGTH, 1, NULL, 0);
-    calls = ip_getrandom_calls();
-    mix = ip_getrandom_mix_calls();
     if (!on)
         want = 0;
-    TU_OK(ok && calls == want && mix == calls,
-          "%s, mixing %s: %lu getrandom calls, %lu of 32 bytes with "
-          "GRND_NONBLOCK (want %lu: one per refill and direct request)",
-          what, on ? "on" : "off", calls, mix, want);
+    ok &= reads_as_routed(want, got, sizeof(got));
+    TU_OK(ok,
+          "%s, mixing %s, one read per refill and direct request, of 32 "
+          "bytes with GRND_NONBLOCK: %s",
+          what, on ? "on" : "off", got);
     ok = pu_get_uint(ctx, KMIX_FAILURES, &failures);
     TU_OK(ok && failures == 0, "%s, mixing %s: no failed reads (%u)", what,
           on ? "on" : "off", failures);
@@ -463,7 +473,8 @@ static void test_random_bytes(void)
         OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
         OSSL_PROVIDER *p = NULL;
         size_t avail = 0, i;
-        unsigned long want = 0, calls, mix;
+        unsigned long want = 0;
+        char got[256];
         int ok = 1;
 
         setenv(ENV_KMIX, on ? "on" : "off", 1);
@@ -475,19 +486,16 @@ static void test_random_bytes(void)
             tu_skip("random_bytes, %s=%s: not exported by this build", ENV_KMIX,
                     on ? "on" : "off");
         } else {
-            ip_getrandom_reset_calls();
+            reset_reads();
             for (i = 0; i < NPATTERN; i++) {
                 want += model_reads(&avail, pattern[i]);
                 ok &= random_bytes(random_provctx, 0, big, pattern[i], 256);
             }
-            calls = ip_getrandom_calls();
-            mix = ip_getrandom_mix_calls();
             if (!on)
                 want = 0;
-            TU_OK(ok && calls == want && mix == calls,
-                  "random_bytes, %s=%s: %lu getrandom calls, %lu shaped as "
-                  "mixing reads (want %lu)",
-                  ENV_KMIX, on ? "on" : "off", calls, mix, want);
+            ok &= reads_as_routed(want, got, sizeof(got));
+            TU_OK(ok, "random_bytes, %s=%s: %s", ENV_KMIX, on ? "on" : "off",
+                  got);
         }
         if (p != NULL)
             OSSL_PROVIDER_unload(p);
@@ -551,14 +559,19 @@ static void test_failures(struct pu_env *env)
     }
 }
 
-/* Under CHACHARNG_DEBUG a failed read says so on stderr. */
+/*
+ * Under CHACHARNG_DEBUG the load says which route reads, and a failed
+ * read says so on stderr.
+ */
 static void test_debug_line(void)
 {
     struct pu_env e;
     EVP_RAND_CTX *c;
     char path[4096], line[512];
     const char *dir = getenv("TMPDIR");
-    int fd, saved, seen = 0;
+    const char *route =
+        rc.vdso_route ? "; route: vDSO " : "; route: getrandom system call";
+    int fd, saved, seen = 0, said_route = 0;
     FILE *f;
 
     snprintf(path, sizeof(path), "%s/t_kmix-err-XXXXXX",
@@ -585,31 +598,118 @@ static void test_debug_line(void)
     close(saved);
     close(fd);
     if ((f = fopen(path, "r")) != NULL) {
-        while (fgets(line, sizeof(line), f) != NULL)
+        while (fgets(line, sizeof(line), f) != NULL) {
             if (strstr(line, "chacharng: kernel mixing skipped") != NULL)
                 seen = 1;
+            if (strstr(line, "chacharng: kernel mixing on (") != NULL
+                && strstr(line, route) != NULL)
+                said_route = 1;
+        }
         fclose(f);
     }
     unlink(path);
-    TU_OK(seen, "CHACHARNG_DEBUG: a failed kernel read prints a line");
+    TU_OK(said_route, "%s, CHACHARNG_DEBUG: the load names the route (\"%s\")",
+          rc.name, route + 2);
+    if (rc.syscalls)
+        TU_OK(seen, "CHACHARNG_DEBUG: a failed kernel read prints a line");
 }
 
-static void body(void)
+/*
+ * A vDSO state that cannot be mapped: the generator reads by the system
+ * call instead.  New generators take states until one needs a new
+ * mapping, whose mmap fails.
+ */
+static void test_mmap_fallback(struct pu_env *env)
+{
+    EVP_RAND_CTX *c[200];
+    size_t n, i;
+    unsigned long want;
+    unsigned int failures = 1;
+    char got[256];
+    int ok = 0, fired = 0;
+
+    for (n = 0; n < sizeof(c) / sizeof(c[0]) && !fired; n++) {
+        c[n] = pu_drbg_new(env, NULL);
+        if (c[n] == NULL || !pu_set_int(c[n], KMIX, 1)
+            || !EVP_RAND_instantiate(c[n], PU_STRENGTH, 0, NULL, 0, NULL))
+            break;
+        reset_reads();
+        ip_fail_mmap(1);
+        ok = EVP_RAND_generate(c[n], big, 16, PU_STRENGTH, 0, NULL, 0);
+        fired = ip_mmap_fired();
+        ip_fail_mmap(0);
+    }
+    if (!TU_OK(fired,
+               "%s: generators took states until one needed a new "
+               "mapping (%zu generators)",
+               rc.name, n))
+        goto out;
+    /* the failed one: its first mix, then a direct request, by the system */
+    ok &= EVP_RAND_generate(c[n - 1], big, 4096, PU_STRENGTH, 0, NULL, 0);
+    rc.syscalls = 1;
+    rc.counted = 0;
+    want = 2;
+    ok &= reads_as_routed(want, got, sizeof(got));
+    ok &= pu_get_uint(c[n - 1], KMIX_FAILURES, &failures) && failures == 0;
+    TU_OK(ok,
+          "the mapping for a vDSO state fails: that generator mixes by the "
+          "system call, with no failed read (%s)",
+          got);
+out:
+    for (i = 0; i < n; i++)
+        EVP_RAND_CTX_free(c[i]);
+    pu_err_clear();
+}
+
+/* Every test, on the route of case |i|, in this process. */
+static void run_route(size_t i)
 {
     struct pu_env env;
 
-    if (!TU_OK(env_with(&env, NULL), "default and chacharng loaded, %s unset",
-               ENV_KMIX))
+    rc = cases[i];
+    if (rc.mode == IP_VDSO_REAL) {
+        rc.vdso_route = ip_vdso_real_available();
+        rc.syscalls = !rc.vdso_route;
+    }
+    if (!ip_vdso_mode(rc.mode)) {
+        tu_skip("kernel mixing with %s: needs the kernel's own vDSO "
+                "getrandom, which this kernel does not export",
+                rc.name);
         return;
-    test_params(&env);
+    }
+    if (!TU_OK(env_with(&env, NULL),
+               "%s: default and chacharng loaded, %s "
+               "unset",
+               rc.name, ENV_KMIX))
+        return;
+    if (rc.mode == IP_VDSO_REAL) {
+        test_params(&env);
+        test_env();
+        test_config();
+    }
     test_auto(&env);
     test_counts(&env);
-    test_failures(&env);
-    test_env();
-    test_config();
+    if (rc.syscalls)
+        test_failures(&env);
     test_random_bytes();
     test_debug_line();
+    if (rc.mode == IP_VDSO_COUNTING)
+        test_mmap_fallback(&env);
     pu_env_free(&env);
+}
+
+static void run_case(void *arg)
+{
+    run_route(*(const size_t *)arg);
+}
+
+/* Each route in a child of its own: the module finds its route once. */
+static void body(void)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        tu_run_child(cases[i].name, run_case, &i);
 }
 
 int main(void)

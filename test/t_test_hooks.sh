@@ -19,7 +19,7 @@ set -u
 
 module=$abs_top_builddir/.libs/chacharng.so
 testing=$abs_top_builddir/.libs/libchacha_testing.a
-hooks='chacha_secpage_force_mode|chacha_secpage_fail_next|forced_mode|fail_next'
+hooks='chacha_secpage_force_mode|chacha_secpage_fail_next|forced_mode|fail_next|chacha_kmix_force_syscall|forced_syscall'
 
 # The hook symbols that nm (with its arguments) lists for a file.
 hook_symbols() {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Interposed getrandom/mmap/munmap/madvise/__register_atfork (and, with
- * IP_WITH_ALLOC, malloc and calloc) for the fault-injection, zeroization
- * and fork-mode tests; see interpose.h.
+ * Interposed getrandom/getauxval/mmap/munmap/madvise/__register_atfork
+ * (and, with IP_WITH_ALLOC, malloc and calloc) for the fault-injection,
+ * zeroization, fork-mode and kernel-mixing tests; see interpose.h.
  * The real functions are found with dlsym(RTLD_NEXT), so a sanitizer or
  * valgrind allocator below us keeps working.  Calls are attributed to the
  * module by their return address; munmap is matched by address instead,
@@ -21,9 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/types.h>
+#include <unistd.h>
+
+#include <elf.h>
 
 #define MAX_MAPPINGS 256
 
@@ -165,6 +170,159 @@ IP_EXPORT ssize_t getrandom(void *buf, size_t buflen, unsigned int flags)
 }
 
 /* ---------------------------------------------------------------------- */
+/* getauxval(AT_SYSINFO_EHDR): the vDSO the module finds                  */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * The stand-in vDSO is an ELF image in this array, as small as the module's
+ * reader needs: the header, a PT_LOAD at 0 and a PT_DYNAMIC, a dynamic
+ * section naming a DT_HASH, a DT_SYMTAB and a DT_STRTAB, and one function
+ * symbol, __vdso_getrandom, whose value is the stand-in's address less the
+ * image's (modulo the address size, so it also works below the image).
+ */
+#if defined(__s390x__) || defined(__alpha__)
+typedef uint64_t vdso_hash_word;
+#else
+typedef Elf32_Word vdso_hash_word;
+#endif
+
+struct fake_vdso {
+    ElfW(Ehdr) eh;
+    ElfW(Phdr) ph[2];
+    ElfW(Dyn) dyn[4];
+    vdso_hash_word hash[5]; /* nbucket, nchain, bucket[1], chain[2] */
+    ElfW(Sym) sym[2];
+    char str[24];
+};
+
+typedef ssize_t vgetrandom_fn(void *, size_t, unsigned int, void *, size_t);
+
+static struct fake_vdso fake;
+static vgetrandom_fn *vdso_real;
+static size_t vdso_state_bytes;
+static enum ip_vdso_mode vdso_mode;
+static unsigned long vdso_calls, vdso_mix_calls;
+
+/* The kernel's own vDSO getrandom, found through the dynamic linker. */
+static vgetrandom_fn *real_vgetrandom(void)
+{
+    static int looked;
+    void *h;
+
+    if (looked)
+        return vdso_real;
+    looked = 1;
+    h = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h == NULL)
+        return NULL;
+    vdso_real = (vgetrandom_fn *)dlsym(h, "__vdso_getrandom");
+    if (vdso_real == NULL)
+        vdso_real = (vgetrandom_fn *)dlsym(h, "__kernel_getrandom");
+    dlclose(h);
+    return vdso_real;
+}
+
+int ip_vdso_real_available(void)
+{
+    uint32_t params[16] = { 0 };
+    vgetrandom_fn *f = real_vgetrandom();
+
+    if (f == NULL || f(NULL, 0, 0, params, ~(size_t)0) != 0)
+        return 0;
+    vdso_state_bytes = params[0];
+    return vdso_state_bytes > 0;
+}
+
+static ssize_t stand_in(void *buf, size_t len, unsigned int flags, void *state,
+                        size_t state_len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    enum ip_vdso_mode mode = __atomic_load_n(&vdso_mode, __ATOMIC_SEQ_CST);
+
+    if (buf == NULL && len == 0 && flags == 0 && state_len == ~(size_t)0) {
+        if (mode == IP_VDSO_NO_PARAMS)
+            return -ENOSYS;
+        return vdso_real(buf, len, flags, state, state_len);
+    }
+    __atomic_add_fetch(&vdso_calls, 1, __ATOMIC_SEQ_CST);
+    if (len == 32 && flags == GRND_NONBLOCK && state_len == vdso_state_bytes
+        && (uintptr_t)state % page + state_len <= page)
+        __atomic_add_fetch(&vdso_mix_calls, 1, __ATOMIC_SEQ_CST);
+    if (mode == IP_VDSO_FAILING)
+        return -ENOSYS;
+    return vdso_real(buf, len, flags, state, state_len);
+}
+
+static void build_fake_vdso(void)
+{
+    uintptr_t base = (uintptr_t)&fake;
+
+    memcpy(fake.eh.e_ident, ELFMAG, SELFMAG);
+    fake.eh.e_ident[EI_CLASS] = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
+    fake.eh.e_phoff = offsetof(struct fake_vdso, ph);
+    fake.eh.e_phnum = 2;
+    fake.ph[0].p_type = PT_LOAD;
+    fake.ph[0].p_memsz = sizeof(fake);
+    fake.ph[1].p_type = PT_DYNAMIC;
+    fake.ph[1].p_offset = fake.ph[1].p_vaddr = offsetof(struct fake_vdso, dyn);
+    fake.dyn[0].d_tag = DT_HASH;
+    fake.dyn[0].d_un.d_ptr = offsetof(struct fake_vdso, hash);
+    fake.dyn[1].d_tag = DT_SYMTAB;
+    fake.dyn[1].d_un.d_ptr = offsetof(struct fake_vdso, sym);
+    fake.dyn[2].d_tag = DT_STRTAB;
+    fake.dyn[2].d_un.d_ptr = offsetof(struct fake_vdso, str);
+    fake.dyn[3].d_tag = DT_NULL;
+    fake.hash[0] = 1; /* one bucket, holding symbol 1 */
+    fake.hash[1] = 2; /* two symbols: the null one and ours */
+    fake.hash[2] = 1;
+    memcpy(fake.str, "\0__vdso_getrandom", sizeof("\0__vdso_getrandom"));
+    fake.sym[1].st_name = 1;
+    fake.sym[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+    fake.sym[1].st_shndx = 1;
+    fake.sym[1].st_value = (ElfW(Addr))((uintptr_t)stand_in - base);
+}
+
+int ip_vdso_mode(enum ip_vdso_mode mode)
+{
+    if (mode >= IP_VDSO_COUNTING && !ip_vdso_real_available())
+        return 0;
+    if (mode >= IP_VDSO_COUNTING)
+        build_fake_vdso();
+    __atomic_store_n(&vdso_mode, mode, __ATOMIC_SEQ_CST);
+    return 1;
+}
+
+unsigned long ip_vdso_calls(unsigned long *mix_shaped)
+{
+    if (mix_shaped != NULL)
+        *mix_shaped = __atomic_load_n(&vdso_mix_calls, __ATOMIC_SEQ_CST);
+    return __atomic_load_n(&vdso_calls, __ATOMIC_SEQ_CST);
+}
+
+void ip_vdso_reset_calls(void)
+{
+    __atomic_store_n(&vdso_calls, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&vdso_mix_calls, 0, __ATOMIC_SEQ_CST);
+}
+
+/* glibc's own, under the name it also exports */
+extern unsigned long __getauxval(unsigned long type);
+
+IP_EXPORT IP_NOSAN unsigned long getauxval(unsigned long type)
+{
+    enum ip_vdso_mode mode;
+
+    if (type != AT_SYSINFO_EHDR)
+        return __getauxval(type);
+    mode = __atomic_load_n(&vdso_mode, __ATOMIC_SEQ_CST);
+    if (mode == IP_VDSO_NONE)
+        return 0;
+    if (mode >= IP_VDSO_COUNTING)
+        return (unsigned long)(uintptr_t)&fake;
+    return __getauxval(type);
+}
+
+/* ---------------------------------------------------------------------- */
 /* mmap / munmap                                                          */
 /* ---------------------------------------------------------------------- */
 
@@ -269,6 +427,7 @@ IP_EXPORT IP_NOSAN void *mmap(void *addr, size_t len, int prot, int flags,
         maps[nmaps].len = len;
         maps[nmaps].live = 1;
         maps[nmaps].zero_at_unmap = 0;
+        maps[nmaps].flags = flags;
         nmaps++;
     }
     pthread_mutex_unlock(&map_lock);

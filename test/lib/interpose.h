@@ -2,8 +2,8 @@
 /*
  * Fault injection and memory observation by symbol interposition, for
  * t_faults, t_zeroize and t_fork_modes.  A test executable that links
- * interpose.c with -rdynamic defines getrandom, mmap, munmap, madvise,
- * __register_atfork, malloc and calloc itself; the dynamic linker then
+ * interpose.c with -rdynamic defines getrandom, getauxval, mmap, munmap,
+ * madvise, __register_atfork, malloc and calloc itself; the dynamic linker then
  * binds the dlopen'd chacharng module to these definitions instead of
  * libc's, so the tests can make the entropy syscall or an allocation fail,
  * can give the module the madvise and atfork of another kernel or of an
@@ -42,6 +42,33 @@ void ip_getrandom_reset_calls(void);
 unsigned long ip_getrandom_mix_calls(void);
 /* Make every getrandom() from the module fail with |err| (0: stop). */
 void ip_getrandom_fail_with(int err);
+
+/*
+ * The vDSO that getauxval(AT_SYSINFO_EHDR) shows (to everyone: the module
+ * asks while it loads, before ip_attach_module()).  Set it before the
+ * module is first loaded in the process, which finds its route once.  The
+ * stand-ins are an image in this library exporting __vdso_getrandom, which
+ * needs the kernel's own vDSO getrandom: ip_vdso_mode() returns 0 (and
+ * changes nothing) where there is none, else 1.
+ */
+enum ip_vdso_mode {
+    IP_VDSO_REAL = 0, /* the kernel's own */
+    IP_VDSO_NONE,     /* none at all: AT_SYSINFO_EHDR reads 0 */
+    IP_VDSO_COUNTING, /* a stand-in that counts reads, passes them on */
+    IP_VDSO_FAILING,  /* a stand-in that answers the parameters query
+                        * but fails every read with -ENOSYS */
+    IP_VDSO_NO_PARAMS /* a stand-in that refuses the parameters query */
+};
+int ip_vdso_mode(enum ip_vdso_mode mode);
+/* 1 if the kernel's vDSO exports getrandom and answers its query. */
+int ip_vdso_real_available(void);
+/*
+ * Reads (calls other than the parameters query) of the stand-in since the
+ * last reset; *|mix_shaped| gets those shaped as mixing reads: 32 bytes,
+ * GRND_NONBLOCK, a state of the size the query gave, within one page.
+ */
+unsigned long ip_vdso_calls(unsigned long *mix_shaped);
+void ip_vdso_reset_calls(void);
 
 /*
  * Make the |nth| (1-based) malloc/calloc from the module, counting from
@@ -92,7 +119,16 @@ struct ip_mapping {
     size_t len;
     int live;          /* not unmapped yet */
     int zero_at_unmap; /* every byte was zero when munmap was called */
+    int flags;         /* mmap's flags */
 };
+
+/*
+ * The map type of the vDSO's getrandom states (Linux's MAP_DROPPABLE,
+ * which the C library headers may lack): such a mapping holds no
+ * generator state of the module's, only the vDSO's.
+ */
+#define IP_MAP_DROPPABLE 0x08
+#define IP_MAP_TYPE 0x0f
 
 /* Number of mappings recorded; *|maps| receives the array. */
 size_t ip_mappings(const struct ip_mapping **maps);

@@ -130,8 +130,7 @@ int tu_main_once(void (*body)(void))
     return tu_failures ? 1 : 0;
 }
 
-/* Run |body| in a child with CHACHARNG_IMPL=|name|; relay and count its TAP. */
-static void run_child(const char *name, void (*body)(void))
+void tu_run_child(const char *what, void (*job)(void *), void *arg)
 {
     int fds[2], status;
     pid_t pid;
@@ -140,20 +139,19 @@ static void run_child(const char *name, void (*body)(void))
 
     fflush(stdout);
     if (pipe(fds) != 0) {
-        tu_ok(0, "pipe for kernel %s", name);
+        tu_ok(0, "pipe for %s", what);
         return;
     }
     pid = fork();
     if (pid < 0) {
-        tu_ok(0, "fork for kernel %s", name);
+        tu_ok(0, "fork for %s", what);
         return;
     }
     if (pid == 0) {
         close(fds[0]);
         dup2(fds[1], STDOUT_FILENO);
         close(fds[1]);
-        setenv("CHACHARNG_IMPL", name, 1);
-        body();
+        job(arg);
         fflush(stdout);
         _exit(tu_failures ? 1 : 0);
     }
@@ -173,11 +171,35 @@ static void run_child(const char *name, void (*body)(void))
     fflush(stdout);
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
         /* a crash in the child is a failure even if no point said so */
-        tu_ok(0, "kernel %s: test process died (status 0x%x)", name, status);
+        tu_ok(0, "%s: test process died (status 0x%x)", what, status);
     } else if (WEXITSTATUS(status) != 0 && tu_failures == 0) {
-        tu_ok(0, "kernel %s: test process exited %d", name,
-              WEXITSTATUS(status));
+        tu_ok(0, "%s: test process exited %d", what, WEXITSTATUS(status));
     }
+}
+
+struct impl_run {
+    const char *name;
+    void (*body)(void);
+};
+
+static void run_impl(void *arg)
+{
+    const struct impl_run *r = arg;
+
+    setenv("CHACHARNG_IMPL", r->name, 1);
+    r->body();
+}
+
+/* Run |body| in a child with CHACHARNG_IMPL=|name|; relay and count its TAP. */
+static void run_child(const char *name, void (*body)(void))
+{
+    struct impl_run r;
+    char what[64];
+
+    r.name = name;
+    r.body = body;
+    snprintf(what, sizeof(what), "kernel %s", name);
+    tu_run_child(what, run_impl, &r);
 }
 
 int tu_main_per_impl(void (*body)(void))

@@ -41,6 +41,13 @@ void tu_diag_hex(const char *what, const unsigned char *p, size_t len);
  */
 int tu_main_per_impl(void (*body)(void));
 
+/*
+ * Run |job|(|arg|) in a forked child, relaying its TAP to our output and
+ * counting its test points as ours; a child that dies or fails without
+ * saying so is a failed point named after |what|.
+ */
+void tu_run_child(const char *what, void (*job)(void *), void *arg);
+
 /* Run |body| once, without the kernel loop (tests that do not use it). */
 int tu_main_once(void (*body)(void));
 
