@@ -102,22 +102,8 @@ static void find_route(void)
     found.fn = fn;
 }
 
-#ifdef CHACHARNG_TESTING
-static const struct route syscall_route = { .fn = NULL };
-static int forced_syscall; /* atomic */
-
-void chacha_kmix_force_syscall(int on)
-{
-    __atomic_store_n(&forced_syscall, on, __ATOMIC_SEQ_CST);
-}
-#endif
-
 static const struct route *route(void)
 {
-#ifdef CHACHARNG_TESTING
-    if (__atomic_load_n(&forced_syscall, __ATOMIC_SEQ_CST))
-        return &syscall_route;
-#endif
     pthread_once(&found_once, find_route);
     return &found;
 }
@@ -126,9 +112,7 @@ enum chacha_kmix_route chacha_kmix_route(char *why, size_t n)
 {
     const struct route *r = route();
 
-    snprintf(why, n, "%s",
-             r->fn != NULL || r == &found ? r->why
-                                          : "getrandom system call: forced");
+    snprintf(why, n, "%s", r->why);
     return r->fn != NULL ? CHACHA_KMIX_VDSO : CHACHA_KMIX_SYSCALL;
 }
 
@@ -362,6 +346,15 @@ int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_KEY_BYTES])
 
 const struct chacha_drbg_mixer chacha_kmix_mixer = { chacha_kmix_getrandom,
                                                      chacha_kmix_release };
+
+static int syscall_only(void **slot, uint8_t g[CHACHA_KEY_BYTES])
+{
+    (void)slot;
+    return syscall_read(g);
+}
+
+const struct chacha_drbg_mixer chacha_kmix_syscall_mixer = { syscall_only,
+                                                             NULL };
 
 /* ------------------------------------------------------------------------
  * Finding getrandom in the vDSO

@@ -25,6 +25,13 @@
  */
 extern const struct chacha_drbg_mixer chacha_kmix_mixer;
 
+/*
+ * The system call route alone, whatever the vDSO offers: what
+ * chacha_kmix_mixer falls back to, as a mixer of its own (it keeps no
+ * slot), for a generator that must not use the vDSO.
+ */
+extern const struct chacha_drbg_mixer chacha_kmix_syscall_mixer;
+
 /* The two halves of chacha_kmix_mixer. */
 int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_KEY_BYTES]);
 void chacha_kmix_release(void *slot);
@@ -63,16 +70,5 @@ int chacha_kmix_vdso_available(char *why, size_t n);
  * teardown).  Safe while other threads read and release.
  */
 void chacha_kmix_trim(void);
-
-#ifdef CHACHARNG_TESTING
-/*
- * Test hook, only in the test build (libchacha_testing): 1 makes every
- * later read take the system call route, as on a kernel without vDSO
- * getrandom; 0 restores the route found.  Generators must not be mixing
- * while it changes.  Tests that load the module hide the vDSO through
- * test/lib/interpose.c instead.
- */
-void chacha_kmix_force_syscall(int on);
-#endif
 
 #endif

@@ -459,8 +459,8 @@ out:
     return last;
 }
 
-/* The clone test with mixing through chacha_kmix_mixer, by route |how|. */
-static void test_clone(const char *how)
+/* The clone test with mixing through |mixer|, by route |how|. */
+static void test_clone(const struct chacha_drbg_mixer *mixer, const char *how)
 {
     static const size_t reqs[] = { 4, 16, 1024, 65536 };
     /* 959 bytes unread (the most a call leaves), 860, and 0 (direct path) */
@@ -476,8 +476,8 @@ static void test_clone(const char *how)
               "clone, mixing off, %zu-byte requests: identical for %zu KiB",
               reqs[i], CLONE_STRETCH >> 10);
         for (j = 0; j < sizeof(used) / sizeof(used[0]); j++) {
-            last = clone_run(&chacha_kmix_mixer, used[j], reqs[i], &unread,
-                             &failures, &same);
+            last =
+                clone_run(mixer, used[j], reqs[i], &unread, &failures, &same);
             /* every agreeing window starts inside the unread buffer */
             TU_OK(last >= -1 && last < (long)unread
                       && unread < CHACHA_DRBG_BUF_BYTES && failures == 0,
@@ -626,17 +626,15 @@ static void test_routes(void)
         TU_OK(sscanf(why, "vDSO %*s %zu-byte states", &bytes) == 1 && bytes > 0,
               "vDSO route: the state size is known (%s)", why);
         test_vdso_states(bytes, stack);
-        test_clone("the vDSO");
+        test_clone(&chacha_kmix_mixer, "the vDSO");
     } else {
         tu_skip("kernel mixing through the vDSO: %s", why);
     }
-    chacha_kmix_force_syscall(1);
-    ok = chacha_kmix_getrandom(&slot, g);
-    TU_OK(ok && slot == NULL
-              && chacha_kmix_route(why, sizeof(why)) == CHACHA_KMIX_SYSCALL,
-          "system call route: a read works and takes no vDSO state (%s)", why);
-    test_clone("the system call");
-    chacha_kmix_force_syscall(0);
+    slot = NULL;
+    ok = chacha_kmix_syscall_mixer.read(&slot, g);
+    TU_OK(ok && slot == NULL && chacha_kmix_syscall_mixer.release == NULL,
+          "system call route: a read works and takes no vDSO state");
+    test_clone(&chacha_kmix_syscall_mixer, "the system call");
     tu_split_stack_free(stack, STACK_BYTES);
 }
 
