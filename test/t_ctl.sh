@@ -478,11 +478,15 @@ wait_mapped() {
 mkdir -p "$tmp/pmods"
 cp "$abs_top_builddir/.libs/chacharng.so" "$tmp/pmods/chacharng.so"
 cp "$orig" "$cnf"
-# two processes that stay: one with chacharng loaded, one without
-sleep 30 | $OPENSSL dgst -provider-path "$tmp/pmods" -provider chacharng -provider default >/dev/null 2>&1 &
+# two processes that stay, however slow this machine is: one with
+# chacharng loaded, one without, each reading a FIFO that this script
+# holds open (fds 7 and 8) until it closes it below
+mkfifo "$tmp/hold-with" "$tmp/hold-without"
+$OPENSSL dgst -provider-path "$tmp/pmods" -provider chacharng -provider default <"$tmp/hold-with" >/dev/null 2>&1 &
 with=$!
-sleep 30 | OPENSSL_CONF=/dev/null $OPENSSL dgst >/dev/null 2>&1 &
+OPENSSL_CONF=/dev/null $OPENSSL dgst <"$tmp/hold-without" >/dev/null 2>&1 &
 without=$!
+exec 7>"$tmp/hold-with" 8>"$tmp/hold-without"
 if wait_mapped "$with"; then
     last=processes
     OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes
@@ -502,6 +506,7 @@ else
     skip "status --processes: no process to look at"
     skip "status --processes: no process to look at"
 fi
+exec 7>&- 8>&-
 kill "$with" "$without" 2>/dev/null
 wait "$with" "$without" 2>/dev/null
 last=enable-restart
