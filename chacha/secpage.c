@@ -35,57 +35,6 @@ enum { ATFORK_NONE, ATFORK_BUSY, ATFORK_DONE };
 static int atfork_state;
 static uint32_t fork_generation;
 
-#ifdef CHACHARNG_TESTING
-static enum chacha_fork_mode forced_mode;
-static unsigned int fail_next;
-
-void chacha_secpage_force_mode(enum chacha_fork_mode mode)
-{
-    forced_mode = mode;
-}
-
-void chacha_secpage_fail_next(unsigned int n)
-{
-    fail_next = n;
-}
-
-int chacha_secpage_injected_failure(void)
-{
-    if (fail_next == 0)
-        return 0;
-    fail_next--;
-    return 1;
-}
-
-enum chacha_fork_mode chacha_secpage_requested_mode(void)
-{
-    return forced_mode;
-}
-
-/* 1 if the test lets this allocation use |mode|. */
-static int mode_allowed(enum chacha_fork_mode mode)
-{
-    return forced_mode == 0 || forced_mode == mode;
-}
-#else
-/* The shipped build: no hooks, so nothing to read on each allocation. */
-int chacha_secpage_injected_failure(void)
-{
-    return 0;
-}
-
-enum chacha_fork_mode chacha_secpage_requested_mode(void)
-{
-    return 0;
-}
-
-static int mode_allowed(enum chacha_fork_mode mode)
-{
-    (void)mode;
-    return 1;
-}
-#endif
-
 static void bump_fork_generation(void)
 {
     __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
@@ -186,10 +135,9 @@ void *chacha_secpage_alloc(size_t len, enum chacha_fork_mode *mode,
     /* keep keys out of core dumps; best effort, nothing depends on it */
     (void)madvise(p, len, MADV_DONTDUMP);
 
-    if (mode_allowed(CHACHA_FORK_WIPEONFORK)
-        && ask_wipeonfork(p, len, transient))
+    if (ask_wipeonfork(p, len, transient))
         *mode = CHACHA_FORK_WIPEONFORK;
-    else if (mode_allowed(CHACHA_FORK_ATFORK) && atfork_registered())
+    else if (atfork_registered())
         *mode = CHACHA_FORK_ATFORK;
     else
         *mode = CHACHA_FORK_GETPID;

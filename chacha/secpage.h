@@ -49,32 +49,4 @@ uint32_t chacha_fork_generation(void);
  */
 int chacha_secpage_madvise_works(void);
 
-#ifdef CHACHARNG_TESTING
-/*
- * Test hooks, only in the test build of these objects (libchacha_testing,
- * compiled with -DCHACHARNG_TESTING for the OpenSSL-free core tests): the
- * shipped module has neither.  Tests that load the module inject the same
- * faults through test/interpose.c instead.
- */
-
-/*
- * Make later allocations use |mode| even where a better one is available
- * (0 restores the automatic choice), so the fallbacks are tested on kernels
- * that do not need them.
- */
-void chacha_secpage_force_mode(enum chacha_fork_mode mode);
-
-/* Make the next |n| allocations fail (memory exhaustion). */
-void chacha_secpage_fail_next(unsigned int n);
-#endif
-
-/*
- * For the state pool, which hands out slots of mappings made earlier:
- * the mode chacha_secpage_force_mode() asked for (0: automatic), and 1 if
- * a failure armed by chacha_secpage_fail_next() is due now (consuming it).
- * Without CHACHARNG_TESTING they are constant 0.
- */
-enum chacha_fork_mode chacha_secpage_requested_mode(void);
-int chacha_secpage_injected_failure(void);
-
 #endif

@@ -27,12 +27,10 @@
 enum { LIVE, RETIRED, REVIVING };
 
 /*
- * A chunk's modes in one word: the mode chacha_secpage_force_mode() asked
- * for when it was mapped (0: automatic), whether a refused wipe-on-fork is
- * worth asking for again, and the mode obtained.
+ * A chunk's modes in one word: whether a refused wipe-on-fork is worth
+ * asking for again, and the mode obtained.
  */
-#define MODES(req, retry, mode) ((req) << 8 | (retry) << 4 | (int)(mode))
-#define MODES_REQ(m) ((m) >> 8)
+#define MODES(retry, mode) ((retry) << 4 | (int)(mode))
 #define MODES_RETRY(m) (((m) >> 4) & 1)
 #define MODES_MODE(m) ((enum chacha_fork_mode)((m)&0xf))
 
@@ -73,31 +71,23 @@ static void *slot_of(struct chacha_pool_chunk *c, unsigned int i)
            + (size_t)i * CHACHA_POOL_SLOT_BYTES;
 }
 
-/* Claim a free slot of |c| if it was mapped for |req|; -1 if none. */
-static int claim(struct chacha_pool_chunk *c, int req, uint64_t mask)
+/* Claim a free slot of |c|; -1 if none. */
+static int claim(struct chacha_pool_chunk *c, uint64_t mask)
 {
     uint64_t u = __atomic_load_n(&c->used, __ATOMIC_ACQUIRE);
 
     while ((~u & mask) != 0) {
         unsigned int i = (unsigned int)__builtin_ctzll(~u & mask);
-        uint64_t bit = (uint64_t)1 << i;
 
-        if (MODES_REQ(__atomic_load_n(&c->modes, __ATOMIC_RELAXED)) != req)
-            return -1;
-        if (__atomic_compare_exchange_n(&c->used, &u, u | bit, 0,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            /* the chunk may have been retired and revived since |modes| */
-            if (MODES_REQ(__atomic_load_n(&c->modes, __ATOMIC_RELAXED)) == req)
-                return (int)i;
-            __atomic_and_fetch(&c->used, ~bit, __ATOMIC_RELEASE);
-            return -1;
-        }
+        if (__atomic_compare_exchange_n(&c->used, &u, u | (uint64_t)1 << i, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return (int)i;
     }
     return -1;
 }
 
 /* Map a chunk into |c| with slot 0 taken; 1 on success. */
-static int map_into(struct chacha_pool_chunk *c, int req)
+static int map_into(struct chacha_pool_chunk *c)
 {
     enum chacha_fork_mode mode;
     int transient;
@@ -106,7 +96,7 @@ static int map_into(struct chacha_pool_chunk *c, int req)
     if (p == NULL)
         return 0;
     __atomic_store_n(&c->base, p, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->modes, MODES(req, transient, mode), __ATOMIC_RELAXED);
+    __atomic_store_n(&c->modes, MODES(transient, mode), __ATOMIC_RELAXED);
     __atomic_store_n(&c->life, LIVE, __ATOMIC_RELAXED);
     /* publishes base and modes to every claim() that sees a free bit */
     __atomic_store_n(&c->used, 1, __ATOMIC_RELEASE);
@@ -114,7 +104,7 @@ static int map_into(struct chacha_pool_chunk *c, int req)
 }
 
 /* A new chunk, its slot 0 taken by the caller; NULL if out of memory. */
-static struct chacha_pool_chunk *grow(int req)
+static struct chacha_pool_chunk *grow(void)
 {
     struct chacha_pool_chunk *c;
 
@@ -124,7 +114,7 @@ static struct chacha_pool_chunk *grow(int req)
 
         if (__atomic_compare_exchange_n(&c->life, &life, REVIVING, 0,
                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-            if (map_into(c, req))
+            if (map_into(c))
                 return c;
             __atomic_store_n(&c->life, RETIRED, __ATOMIC_RELEASE);
             return NULL;
@@ -134,7 +124,7 @@ static struct chacha_pool_chunk *grow(int req)
     if (c == NULL)
         return NULL;
     c->used = ALL_TAKEN;
-    if (!map_into(c, req)) {
+    if (!map_into(c)) {
         free(c);
         return NULL;
     }
@@ -152,7 +142,7 @@ static struct chacha_pool_chunk *grow(int req)
  * not every context the chunk will ever hold; the owners already there
  * keep their fallback, which stays correct under wipe-on-fork too.
  */
-static enum chacha_fork_mode chunk_mode(struct chacha_pool_chunk *c, int req)
+static enum chacha_fork_mode chunk_mode(struct chacha_pool_chunk *c)
 {
     int m = __atomic_load_n(&c->modes, __ATOMIC_RELAXED), transient;
 
@@ -161,37 +151,34 @@ static enum chacha_fork_mode chunk_mode(struct chacha_pool_chunk *c, int req)
     if (chacha_secpage_retry_wipeonfork(
             __atomic_load_n(&c->base, __ATOMIC_RELAXED), chunk_len(),
             &transient)) {
-        __atomic_store_n(&c->modes, MODES(req, 0, CHACHA_FORK_WIPEONFORK),
+        __atomic_store_n(&c->modes, MODES(0, CHACHA_FORK_WIPEONFORK),
                          __ATOMIC_RELAXED);
         return CHACHA_FORK_WIPEONFORK;
     }
     if (!transient)
-        __atomic_store_n(&c->modes, MODES(req, 0, MODES_MODE(m)),
-                         __ATOMIC_RELAXED);
+        __atomic_store_n(&c->modes, MODES(0, MODES_MODE(m)), __ATOMIC_RELAXED);
     return MODES_MODE(m);
 }
 
 void *chacha_pool_get(size_t size, enum chacha_fork_mode *mode,
                       struct chacha_pool_chunk **home)
 {
-    int req = (int)chacha_secpage_requested_mode();
     uint64_t mask = full_mask();
     struct chacha_pool_chunk *c;
     int i = -1;
 
-    if (size > CHACHA_POOL_SLOT_BYTES || chunk_slots() == 0
-        || chacha_secpage_injected_failure())
+    if (size > CHACHA_POOL_SLOT_BYTES || chunk_slots() == 0)
         return NULL;
     for (c = __atomic_load_n(&chunks, __ATOMIC_ACQUIRE); c != NULL; c = c->next)
-        if ((i = claim(c, req, mask)) >= 0)
+        if ((i = claim(c, mask)) >= 0)
             break;
     if (c == NULL) {
-        c = grow(req);
+        c = grow();
         if (c == NULL)
             return NULL;
         i = 0;
     }
-    *mode = chunk_mode(c, req);
+    *mode = chunk_mode(c);
     *home = c;
     return slot_of(c, (unsigned int)i);
 }

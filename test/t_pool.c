@@ -3,9 +3,9 @@
  * The state pool (chacha/statepool.c) under the generator: states packed
  * several to a mapping, released slots wiped and reused with no system
  * call, and fork safety in every mode while other threads make and free
- * generators.  The executable is linked with --wrap for mmap, munmap and
- * madvise, so every call the statically linked core makes is counted here
- * (and nothing else's).
+ * generators.  The core's mmap, munmap and madvise calls are counted, and
+ * the fallback fork modes reached, through the link-time wrappers of
+ * test/lib/linkwrap.c.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +19,7 @@
 
 #include "chacha.h"
 #include "chacha_drbg.h"
+#include "linkwrap.h"
 #include "secpage.h"
 #include "split.h"
 #include "statepool.h"
@@ -26,38 +27,28 @@
 
 /* ---- system calls of the core, counted ------------------------------- */
 
-void *__real_mmap(void *, size_t, int, int, int, off_t);
-int __real_munmap(void *, size_t);
-int __real_madvise(void *, size_t, int);
-void *__wrap_mmap(void *, size_t, int, int, int, off_t);
-int __wrap_munmap(void *, size_t);
-int __wrap_madvise(void *, size_t, int);
-
-static unsigned long n_mmap, n_munmap, n_madvise;
-
-void *__wrap_mmap(void *a, size_t len, int prot, int flags, int fd, off_t off)
-{
-    __atomic_add_fetch(&n_mmap, 1, __ATOMIC_RELAXED);
-    return __real_mmap(a, len, prot, flags, fd, off);
-}
-
-int __wrap_munmap(void *a, size_t len)
-{
-    __atomic_add_fetch(&n_munmap, 1, __ATOMIC_RELAXED);
-    return __real_munmap(a, len);
-}
-
-int __wrap_madvise(void *a, size_t len, int advice)
-{
-    __atomic_add_fetch(&n_madvise, 1, __ATOMIC_RELAXED);
-    return __real_madvise(a, len, advice);
-}
-
 static unsigned long syscalls(void)
 {
-    return __atomic_load_n(&n_mmap, __ATOMIC_RELAXED)
-           + __atomic_load_n(&n_munmap, __ATOMIC_RELAXED)
-           + __atomic_load_n(&n_madvise, __ATOMIC_RELAXED);
+    unsigned long m, u, a;
+
+    lw_calls(&m, &u, &a);
+    return m + u + a;
+}
+
+static unsigned long mmaps(void)
+{
+    unsigned long m;
+
+    lw_calls(&m, NULL, NULL);
+    return m;
+}
+
+static unsigned long munmaps(void)
+{
+    unsigned long u;
+
+    lw_calls(NULL, &u, NULL);
+    return u;
 }
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -114,7 +105,7 @@ static void test_packing_and_reuse(void)
     int distinct = 1, made = 1, wiped = 1, reused = 1;
 
     chacha_pool_trim(); /* start from no mapping at all */
-    maps0 = n_mmap;
+    maps0 = mmaps();
     for (i = 0; i < MANY; i++) {
         d[i] = seeded((uint8_t)i);
         made &= d[i] != NULL;
@@ -122,7 +113,7 @@ static void test_packing_and_reuse(void)
     }
     if (!TU_OK(made, "%d generators made", MANY))
         return;
-    maps_used = n_mmap - maps0;
+    maps_used = mmaps() - maps0;
     for (i = 0; i < MANY; i++)
         for (j = i + 1; j < MANY; j++)
             distinct &= !overlaps(slot[i], slot[j]);
@@ -163,11 +154,11 @@ static void test_packing_and_reuse(void)
           "10000 generators made, used and freed in turn: %lu calls",
           syscalls() - calls0);
 
-    maps0 = n_munmap;
+    maps0 = munmaps();
     chacha_pool_trim();
-    TU_OK(n_munmap - maps0 == maps_used,
+    TU_OK(munmaps() - maps0 == maps_used,
           "trim with no generator left unmaps all %lu mappings (%lu)",
-          maps_used, n_munmap - maps0);
+          maps_used, munmaps() - maps0);
     d[0] = seeded(1);
     TU_OK(d[0] != NULL, "a generator after trim maps again");
     chacha_drbg_free(d[0]);
@@ -311,14 +302,30 @@ static void *forker(void *arg)
     return NULL;
 }
 
+/* 1 if a generator made now gets fork mode |mode|. */
+static int new_generator_in(enum chacha_fork_mode mode)
+{
+    struct chacha_drbg *d = seeded(1);
+    int in = d != NULL && d->fork_mode == mode;
+
+    chacha_drbg_free(d);
+    return in;
+}
+
+/*
+ * Forks from threads while others make and free generators, with |mode| the
+ * best fork mode available (CHACHA_FORK_WIPEONFORK: the automatic choice).
+ */
 static void test_fork_threads(enum chacha_fork_mode mode, const char *name)
 {
     pthread_t ch[CHURNERS], fk[FORKERS];
     struct forker f[FORKERS];
     int i, ok = 1, seen = 0, parent_seeded = 0, twice = 0, failed = 0;
 
-    chacha_secpage_force_mode(mode);
-    chacha_pool_trim(); /* the next mappings get |mode| */
+    chacha_pool_trim(); /* the next mappings get |mode| at best */
+    lw_limit_fork_mode(mode);
+    if (mode != CHACHA_FORK_WIPEONFORK && !new_generator_in(mode))
+        TU_OK(0, "%s: a new generator is in that mode", name);
     __atomic_store_n(&stop, 0, __ATOMIC_RELEASE);
     memset(f, 0, sizeof(f));
     for (i = 0; i < CHURNERS; i++)
@@ -349,7 +356,7 @@ static void test_fork_threads(enum chacha_fork_mode mode, const char *name)
           "%s: no child was handed a slot a parent thread held, or one "
           "slot twice (%d were)",
           name, twice);
-    chacha_secpage_force_mode(0);
+    lw_limit_fork_mode(CHACHA_FORK_WIPEONFORK);
     chacha_pool_trim();
 }
 
@@ -444,10 +451,14 @@ static void body(void)
         if (!TU_OK(registered, "test atfork handlers registered"))
             return;
     }
-    test_packing_and_reuse();
-    test_fork_threads(0, "automatic mode");
-    test_fork_threads(CHACHA_FORK_ATFORK, "atfork mode");
+    /*
+     * getpid mode first: a mapping that falls back to the atfork handler
+     * (as every one does where madvise is ignored) registers it for good
+     */
     test_fork_threads(CHACHA_FORK_GETPID, "getpid mode");
+    test_fork_threads(CHACHA_FORK_ATFORK, "atfork mode");
+    test_fork_threads(CHACHA_FORK_WIPEONFORK, "automatic mode");
+    test_packing_and_reuse();
     test_underscore_fork();
 }
 
