@@ -126,10 +126,16 @@ make -j"$jobs" check
 count_log "make check (host)" test-suite.log
 
 if [ -z "$quick" ]; then
-    # --- distcheck: the tarball is complete and builds out of tree -------
+    # --- distcheck: the tarball is complete, builds out of tree, installs
+    # and uninstalls cleanly.  Its tests are the kernel group and every
+    # shell test (the ones that need files besides the programs); the
+    # OpenSSL matrix below runs the whole suite from the same tarball.
     note "make distcheck"
+    # make, not the shell, expands the groups
+    # shellcheck disable=SC2016
     check "make distcheck" make -j"$jobs" distcheck \
-        DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+        DISTCHECK_CONFIGURE_FLAGS=--enable-werror \
+        TESTS='$(kernel_tests) $(script_tests)'
 
     # --- other configurations and architectures, from the tarball --------
     note "variant builds, aarch64 (qemu), s390x big-endian (qemu)"
