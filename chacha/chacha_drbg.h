@@ -270,7 +270,7 @@ static inline int chacha_drbg_is_seeded(const struct chacha_drbg *d)
  */
 static inline int chacha_drbg_parent_moved(const struct chacha_drbg *d)
 {
-    if (d->src.counter != NULL)
+    if (__builtin_expect(d->src.counter != NULL, 1))
         return __atomic_load_n(d->src.counter, __ATOMIC_RELAXED)
                != d->parent_mark;
     return d->src.moved(d->src.arg, d->parent_mark);

@@ -269,9 +269,13 @@ static int chacharng_rand_generate(void *vctx, unsigned char *out,
 {
     CHACHARNG_RAND_CTX *ctx = vctx;
 
-    if (__builtin_expect(ctx->state != EVP_RAND_STATE_READY, 0)
-        || strength > CHACHA_DRBG_STRENGTH || outlen > CHACHARNG_MAX_REQUEST
-        || (adin_len != 0 && (adin == NULL || adin_len > CHACHARNG_MAX_INPUT)))
+    if (__builtin_expect(
+            ctx->state != EVP_RAND_STATE_READY
+                || strength > CHACHA_DRBG_STRENGTH
+                || outlen > CHACHARNG_MAX_REQUEST
+                || (adin_len != 0
+                    && (adin == NULL || adin_len > CHACHARNG_MAX_INPUT)),
+            0))
         return generate_checked(ctx, out, outlen, strength,
                                 prediction_resistance, adin, adin_len);
     return request(ctx, out, outlen, prediction_resistance, adin, adin_len);
