@@ -62,7 +62,7 @@ _Static_assert(sizeof(struct chacha_drbg_secret) <= CHACHA_POOL_SLOT_BYTES,
 struct drbg_whole {
     struct chacha_drbg shown; /* first, so the two pointers are one */
     const struct chacha_impl *impl;
-    struct chacha_pool_chunk *home; /* the mapping that holds shown.s */
+    struct chacha_slotpool_map *home; /* the mapping that holds shown.s */
     const struct chacha_drbg_mixer *kernel_mix; /* NULL: mixing off */
     void *mix_slot;            /* the mixer's word for this generator */
     unsigned int mix_failures; /* kernel reads that failed (atomic) */

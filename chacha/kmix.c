@@ -37,6 +37,7 @@
 #include <elf.h>
 #include <link.h>
 
+#include "slotpool.h"
 #include "wipe.h"
 
 /* ------------------------------------------------------------------------
@@ -124,173 +125,65 @@ int chacha_kmix_vdso_available(char *why, size_t n)
 /* ------------------------------------------------------------------------
  * The pool of vDSO states
  *
- * One state per generator, never per call: a mapping holds up to 64
- * states (two 4 KiB pages of 144-byte states on x86_64 6.11+), carved so
- * that none crosses a page, and stays until chacha_kmix_trim(), so a warm
- * process creates and frees generators with no system call.  The
- * bookkeeping is a heap record per mapping with a bitmap claimed by
- * compare-and-swap, as in statepool.c and for its reasons: no lock that a
- * _Fork or clone child could find held, and a fork child's records
- * describe exactly the states its copies of the generators hold.  Those
- * states read zero in the child (MAP_DROPPABLE wipes on fork), which the
- * vDSO notices and re-keys from the kernel, so the child keeps its slots.
+ * One state per generator, never per call, from a slot pool (slotpool.h):
+ * a mapping holds up to 64 states (two 4 KiB pages of 144-byte states on
+ * x86_64 6.11+), none across a page, and stays until chacha_kmix_trim(),
+ * so a warm process creates and frees generators with no system call.
+ * The pool's records are on the heap and take no lock, so a fork child's
+ * records describe exactly the states its copies of the generators hold.
+ * Those states read zero in the child (MAP_DROPPABLE wipes on fork), which
+ * the vDSO notices and re-keys from the kernel, so the child keeps them.
  * ------------------------------------------------------------------------ */
 
-#define ALL_TAKEN (~(uint64_t)0)
+/* States only ever come from the route found, so its shape is the pool's. */
+static void vstates_shape(struct chacha_slotpool_shape *sh)
+{
+    const struct route *r = route();
 
-enum { LIVE, RETIRED, REVIVING };
+    sh->slot_bytes = r->state_bytes;
+    sh->span_bytes = r->page;
+    sh->per_span = r->across;
+    sh->slots = r->fn != NULL ? r->slots : 0;
+}
 
-struct vstates {
-    struct vstates *next; /* fixed before the record is published */
-    unsigned char *base;  /* atomic; NULL while retired */
-    int life;             /* atomic; LIVE, RETIRED or REVIVING */
-    uint64_t used;        /* atomic; bit i: state i is taken */
-};
+static void *vstates_map(size_t len, int *tag)
+{
+    void *p = mmap(NULL, len, found.prot, found.flags, -1, 0);
 
-static struct vstates *vstates; /* atomic; newest first */
+    *tag = 0;
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void vstates_unmap(void *base, size_t len)
+{
+    munmap(base, len);
+}
+
+static struct chacha_slotpool vstates = { vstates_shape, vstates_map,
+                                          vstates_unmap, NULL };
 
 /* A generator whose state could not be had reads by the system call. */
 static unsigned char no_state;
 
-static size_t map_len(const struct route *r)
-{
-    return (r->slots + r->across - 1) / r->across * r->page;
-}
-
-static void *state_at(const struct route *r, unsigned char *base,
-                      unsigned int i)
-{
-    return base + i / r->across * r->page + i % r->across * r->state_bytes;
-}
-
-static uint64_t slots_mask(const struct route *r)
-{
-    return r->slots == 64 ? ALL_TAKEN : ((uint64_t)1 << r->slots) - 1;
-}
-
-/* Claim a free state of |v|; -1 if none. */
-static int claim(struct vstates *v, uint64_t mask)
-{
-    uint64_t u = __atomic_load_n(&v->used, __ATOMIC_ACQUIRE);
-
-    while ((~u & mask) != 0) {
-        uint64_t bit = (uint64_t)1 << __builtin_ctzll(~u & mask);
-
-        if (__atomic_compare_exchange_n(&v->used, &u, u | bit, 0,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            return __builtin_ctzll(bit);
-    }
-    return -1;
-}
-
-/* Map states into |v| with state 0 taken; 1 on success. */
-static int map_into(const struct route *r, struct vstates *v)
-{
-    void *p = mmap(NULL, map_len(r), r->prot, r->flags, -1, 0);
-
-    if (p == MAP_FAILED)
-        return 0;
-    __atomic_store_n(&v->base, (unsigned char *)p, __ATOMIC_RELAXED);
-    __atomic_store_n(&v->life, LIVE, __ATOMIC_RELAXED);
-    /* publishes base to every claim() that sees a free bit */
-    __atomic_store_n(&v->used, 1, __ATOMIC_RELEASE);
-    return 1;
-}
-
-/* A new mapping, its state 0 taken by the caller; NULL if none. */
-static struct vstates *grow(const struct route *r)
-{
-    struct vstates *v;
-
-    for (v = __atomic_load_n(&vstates, __ATOMIC_ACQUIRE); v != NULL;
-         v = v->next) {
-        int life = RETIRED;
-
-        if (__atomic_compare_exchange_n(&v->life, &life, REVIVING, 0,
-                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-            if (map_into(r, v))
-                return v;
-            __atomic_store_n(&v->life, RETIRED, __ATOMIC_RELEASE);
-            return NULL;
-        }
-    }
-    v = calloc(1, sizeof(*v));
-    if (v == NULL)
-        return NULL;
-    v->used = ALL_TAKEN;
-    if (!map_into(r, v)) {
-        free(v);
-        return NULL;
-    }
-    v->next = __atomic_load_n(&vstates, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n(&vstates, &v->next, v, 0,
-                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-        ;
-    return v;
-}
-
 /* A state for one generator, or &no_state. */
-static void *state_take(const struct route *r)
+static void *state_take(void)
 {
-    uint64_t mask = slots_mask(r);
-    struct vstates *v;
-    int i = -1;
+    struct chacha_slotpool_map *home;
+    void *p = chacha_slotpool_get(&vstates, &home);
 
-    for (v = __atomic_load_n(&vstates, __ATOMIC_ACQUIRE); v != NULL;
-         v = v->next)
-        if ((i = claim(v, mask)) >= 0)
-            break;
-    if (v == NULL) {
-        v = grow(r);
-        i = 0;
-    }
-    if (v == NULL)
-        return &no_state;
-    return state_at(r, __atomic_load_n(&v->base, __ATOMIC_RELAXED),
-                    (unsigned int)i);
+    return p != NULL ? p : &no_state;
 }
 
 void chacha_kmix_release(void *slot)
 {
-    const struct route *r = &found; /* states only ever come from it */
-    unsigned char *p = slot;
-    struct vstates *v;
-
-    if (p == NULL || p == &no_state)
-        return;
-    for (v = __atomic_load_n(&vstates, __ATOMIC_ACQUIRE); v != NULL;
-         v = v->next) {
-        unsigned char *base = __atomic_load_n(&v->base, __ATOMIC_RELAXED);
-        size_t off = (size_t)(p - base);
-
-        if (base == NULL || p < base || off >= map_len(r))
-            continue;
-        /* the vDSO's key and unread batch: the next owner starts afresh */
-        chacha_wipe(p, r->state_bytes);
-        __atomic_and_fetch(&v->used,
-                           ~((uint64_t)1 << (off / r->page * r->across
-                                             + off % r->page / r->state_bytes)),
-                           __ATOMIC_RELEASE);
-        return;
-    }
+    /* the vDSO's key and unread batch: the next owner starts afresh */
+    if (slot != &no_state)
+        chacha_slotpool_put(&vstates, slot, NULL);
 }
 
 void chacha_kmix_trim(void)
 {
-    const struct route *r = &found;
-    struct vstates *v;
-
-    for (v = __atomic_load_n(&vstates, __ATOMIC_ACQUIRE); v != NULL;
-         v = v->next) {
-        uint64_t idle = 0;
-
-        if (!__atomic_compare_exchange_n(&v->used, &idle, ALL_TAKEN, 0,
-                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-            continue;
-        munmap(__atomic_load_n(&v->base, __ATOMIC_RELAXED), map_len(r));
-        __atomic_store_n(&v->base, NULL, __ATOMIC_RELAXED);
-        __atomic_store_n(&v->life, RETIRED, __ATOMIC_RELEASE);
-    }
+    chacha_slotpool_trim(&vstates);
 }
 
 /* ------------------------------------------------------------------------
@@ -330,7 +223,7 @@ int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_KEY_BYTES])
 
     if (r->fn != NULL) {
         if (*slot == NULL)
-            *slot = state_take(r);
+            *slot = state_take();
         /*
          * The vDSO falls back to the system call itself where it must
          * (kernel generator not ready, state in use by a signal handler);

@@ -6,11 +6,8 @@
  * mapping stays until chacha_pool_trim() (provider teardown), because
  * munmap in a threaded process interrupts every CPU.
  *
- * The bookkeeping is on the heap, never in the secret mappings, so a
- * wipe-on-fork child finds it intact, describing exactly the slots its own
- * copies of the parent's contexts hold.  It takes no lock: a child made by
- * _Fork or clone, which run no atfork handler, can never find the pool
- * held by a thread that did not come along.
+ * The slots are a slot pool's (slotpool.h): its bookkeeping is on the
+ * heap, so a wipe-on-fork child finds it intact, and it takes no lock.
  */
 #ifndef CHACHARNG_STATEPOOL_H
 #define CHACHARNG_STATEPOOL_H
@@ -18,6 +15,7 @@
 #include <stddef.h>
 
 #include "secpage.h"
+#include "slotpool.h"
 
 /* Largest state a slot holds; chacha_pool_get() refuses a larger one. */
 #define CHACHA_POOL_SLOT_BYTES 1152
@@ -28,18 +26,16 @@
  */
 #define CHACHA_POOL_CHUNK_BYTES 16384
 
-struct chacha_pool_chunk;
-
 /*
  * A zeroed slot of |size| bytes for secrets.  *|mode| receives how a fork
  * is noticed for it and *|home| what chacha_pool_put() needs back.  NULL
  * if no slot is free and no new mapping can be made.
  */
 void *chacha_pool_get(size_t size, enum chacha_fork_mode *mode,
-                      struct chacha_pool_chunk **home);
+                      struct chacha_slotpool_map **home);
 
 /* Wipe |p| (from chacha_pool_get) and make its slot free again. */
-void chacha_pool_put(void *p, struct chacha_pool_chunk *home);
+void chacha_pool_put(void *p, struct chacha_slotpool_map *home);
 
 /*
  * Unmap every mapping none of whose slots is in use (provider teardown).
