@@ -195,9 +195,57 @@ write_log() {
 #   copy (the chroot runner, with /proc mounted in a private namespace).
 qa_suites=${CHACHARNG_DEB_QA:-bookworm trixie}
 
+# debian_piuparts SUITE DEB OLD REPO OUT: install, remove, purge; upgrade
+debian_piuparts() {
+    local suite=$1 deb=$2 old=$3 repo=$4 o=$5
+
+    : >"$o"
+    echo "\$ piuparts $(basename "$deb") (upgrade from $(basename "$old"))" >>"$o"
+    # (apt 3, from Debian 13 on, leaves the directory that
+    # dpkg-preconfigure extracts config scripts into; Debian 12's piuparts
+    # does not know it)
+    if timeout "$limit" piuparts -d "$suite" -m "$debian_mirror" \
+        -b "$work/base.tgz" --bindmount "$repo" \
+        --ignore=/var/cache/debconf/tmp.ci/ \
+        --extra-repo "deb [trusted=yes] file://$repo ./" \
+        -l "$results/$suite.piuparts.log" "$deb" >/dev/null 2>&1; then
+        echo "PASS: piuparts: install, remove, purge ($suite)" >>"$o"
+    else
+        echo "FAIL: piuparts: install, remove, purge ($suite)" >>"$o"
+        grep -E '^[0-9:.]* (ERROR|FAIL)' "$results/$suite.piuparts.log" | tail -n 20 >>"$o"
+    fi
+    grep -E 'INFO: (PASS|FAIL)' "$results/$suite.piuparts.log" | sed 's/^/  /' >>"$o"
+    if grep -q 'Candidate: .*~older1' "$results/$suite.piuparts.log" &&
+        grep -q 'INFO: PASS: Installation, upgrade and purging tests\.$' "$results/$suite.piuparts.log"; then
+        echo "PASS: piuparts: upgrade from $(basename "$old"), remove, purge ($suite)" >>"$o"
+    else
+        echo "FAIL: piuparts: upgrade from $(basename "$old"), remove, purge ($suite)" >>"$o"
+    fi
+}
+
+# debian_autopkgtest SUITE BASE DEB SRC OUT: debian/tests, in a copy of BASE
+debian_autopkgtest() {
+    local suite=$1 base=$2 deb=$3 src=$4 o=$5 at
+
+    : >"$o"
+    at=$work/autopkgtest
+    cp -a "$base" "$at" || return
+    echo "\$ autopkgtest $(basename "$deb") chacharng-*/ -- chroot" >>"$o"
+    # shellcheck disable=SC2016 # the inner shell's arguments
+    if unshare -m --propagation private sh -c '
+        mount -t proc proc "$1/proc" &&
+            exec timeout "$2" autopkgtest "$3" "$4" -- chroot "$1"' \
+        sh "$at" "$limit" "$deb" "$src" >"$results/$suite.autopkgtest.log" 2>&1; then
+        echo "PASS: autopkgtest: debian/tests ($suite)" >>"$o"
+    else
+        echo "FAIL: autopkgtest: debian/tests ($suite)" >>"$o"
+    fi
+    grep -E '^(system-wide|s_client|---|FAIL)' "$results/$suite.autopkgtest.log" | sed 's/^/  /' >>"$o"
+}
+
 # debian_qa SUITE BASE BUILD DEB OUT
 debian_qa() {
-    local suite=$1 base=$2 build=$3 deb=$4 out=$5 src old repo at t0
+    local suite=$1 base=$2 build=$3 deb=$4 out=$5 src old repo t0
 
     case " $qa_suites " in *" $suite "*) ;; *) return 0 ;; esac
     src=$(ls -d "$build"/root/src/chacharng-*/)
@@ -224,40 +272,14 @@ debian_qa() {
     mkdir -p "$repo" && cp "$old" "$repo/" &&
         (cd "$repo" && dpkg-scanpackages . /dev/null >Packages 2>/dev/null) &&
         tar -C "$base" -czf "$work/base.tgz" . || return
-    echo "\$ piuparts $(basename "$deb") (upgrade from $(basename "$old"))" >>"$out"
-    # (apt 3, from Debian 13 on, leaves the directory that
-    # dpkg-preconfigure extracts config scripts into; Debian 12's piuparts
-    # does not know it)
-    if timeout "$limit" piuparts -d "$suite" -m "$debian_mirror" \
-        -b "$work/base.tgz" --bindmount "$repo" \
-        --ignore=/var/cache/debconf/tmp.ci/ \
-        --extra-repo "deb [trusted=yes] file://$repo ./" \
-        -l "$results/$suite.piuparts.log" "$deb" >/dev/null 2>&1; then
-        echo "PASS: piuparts: install, remove, purge ($suite)" >>"$out"
-    else
-        echo "FAIL: piuparts: install, remove, purge ($suite)" >>"$out"
-        grep -E '^[0-9:.]* (ERROR|FAIL)' "$results/$suite.piuparts.log" | tail -n 20 >>"$out"
-    fi
-    grep -E 'INFO: (PASS|FAIL)' "$results/$suite.piuparts.log" | sed 's/^/  /' >>"$out"
-    if grep -q 'Candidate: .*~older1' "$results/$suite.piuparts.log" &&
-        grep -q 'INFO: PASS: Installation, upgrade and purging tests\.$' "$results/$suite.piuparts.log"; then
-        echo "PASS: piuparts: upgrade from $(basename "$old"), remove, purge ($suite)" >>"$out"
-    else
-        echo "FAIL: piuparts: upgrade from $(basename "$old"), remove, purge ($suite)" >>"$out"
-    fi
-    at=$work/autopkgtest
-    cp -a "$base" "$at" || return
-    echo "\$ autopkgtest $(basename "$deb") chacharng-*/ -- chroot" >>"$out"
-    # shellcheck disable=SC2016 # the inner shell's arguments
-    if unshare -m --propagation private sh -c '
-        mount -t proc proc "$1/proc" &&
-            exec timeout "$2" autopkgtest "$3" "$4" -- chroot "$1"' \
-        sh "$at" "$limit" "$deb" "$src" >"$results/$suite.autopkgtest.log" 2>&1; then
-        echo "PASS: autopkgtest: debian/tests ($suite)" >>"$out"
-    else
-        echo "FAIL: autopkgtest: debian/tests ($suite)" >>"$out"
-    fi
-    grep -E '^(system-wide|s_client|---|FAIL)' "$results/$suite.autopkgtest.log" | sed 's/^/  /' >>"$out"
+    # piuparts and autopkgtest work in copies of their own and mostly wait
+    # on dpkg and the archive, so they run side by side; each reports into
+    # a file of its own, appended in order once both are done.
+    debian_piuparts "$suite" "$deb" "$old" "$repo" "$out.piuparts" &
+    debian_autopkgtest "$suite" "$base" "$deb" "$src" "$out.autopkgtest"
+    wait $!
+    cat "$out.piuparts" "$out.autopkgtest" >>"$out"
+    rm -f "$out.piuparts" "$out.autopkgtest"
     echo "  (older build, piuparts and autopkgtest: $((SECONDS - t0)) s)" >>"$out"
 }
 
