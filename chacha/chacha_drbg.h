@@ -388,10 +388,17 @@ static inline int chacha_drbg_request(struct chacha_drbg *d, uint8_t *out,
 {
     struct chacha_drbg_secret *s = d->s;
 
-    if (n <= s->avail && adinlen == 0 && !chacha_drbg_reseed_due(d, pred_res)) {
-        chacha_drbg_count(s, n);
-        chacha_drbg_take_buffered(s, out, n);
-        return 1;
+    if (n <= s->avail && adinlen == 0 && !pred_res) {
+        if (__builtin_expect(!chacha_drbg_reseed_due(d, 0), 1)) {
+            chacha_drbg_count(s, n);
+            chacha_drbg_take_buffered(s, out, n);
+            return 1;
+        }
+        /*
+         * The arguments known here written as constants, so that only
+         * |d|, |out| and |n| must live across the clock read.
+         */
+        return chacha_drbg_request_slow(d, out, n, 0, NULL, 0);
     }
     return chacha_drbg_request_slow(d, out, n, pred_res, adin, adinlen);
 }
