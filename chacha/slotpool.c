@@ -141,10 +141,13 @@ static int put_into(const struct chacha_slotpool_shape *sh,
                     struct chacha_slotpool_map *m, unsigned char *p)
 {
     unsigned char *base = __atomic_load_n(&m->base, __ATOMIC_RELAXED);
-    size_t off = (size_t)(p - base);
+    /* as integers: |p| may lie in another mapping altogether */
+    uintptr_t at = (uintptr_t)p, from = (uintptr_t)base;
+    size_t off;
 
-    if (base == NULL || p < base || off >= map_len(sh))
+    if (base == NULL || at < from || at - from >= map_len(sh))
         return 0;
+    off = (size_t)(at - from);
     /* the next owner, in this process or a fork child, starts from zero */
     chacha_wipe(p, sh->slot_bytes);
     __atomic_and_fetch(
