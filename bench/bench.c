@@ -81,8 +81,9 @@ static const struct row {
     { "word", 4 },        { "buf(16)", 16 },   { "buf(32)", 32 },
     { "buf(48)", 48 },    { "buf(64)", 64 },   { "buf(80)", 80 },
     { "buf(96)", 96 },    { "buf(112)", 112 }, { "buf(128)", 128 },
-    { "1 KiB", 1024 },    { "16 KiB", 16384 }, { "64 KiB", 65536 },
-    { "1 MiB", MAX_LEN },
+    { "256 B", 256 },     { "512 B", 512 },    { "1 KiB", 1024 },
+    { "2 KiB", 2048 },    { "4 KiB", 4096 },   { "16 KiB", 16384 },
+    { "64 KiB", 65536 },  { "1 MiB", MAX_LEN },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -1117,6 +1118,9 @@ static const char *drbg_kernel(size_t nkernels)
     return "none";
 }
 
+/* Request sizes whose DRBG / EVP ChaCha20 ratio print_targets() states. */
+static const size_t mid_sizes[] = { 256, 512, 1024, 2048, 4096 };
+
 static void print_targets(size_t nkernels)
 {
     static const struct {
@@ -1157,6 +1161,22 @@ static void print_targets(size_t nkernels)
     a = raw_cell(k, 2, w1, sizeof(w1));
     b = raw_cell("EVP ChaCha20", 2, w2, sizeof(w2));
     print_ratio(what, a, w1, b, w2, 0);
+
+    /*
+     * Mid-size requests: 256 and 512 bytes are served from the buffer (a
+     * refill every 960 bytes), 1, 2 and 4 KiB straight into the caller's
+     * memory (a rekey block, then the caller's blocks).
+     */
+    for (i = 0; i < sizeof(mid_sizes) / sizeof(mid_sizes[0]); i++) {
+        size_t len = mid_sizes[i];
+
+        snprintf(what, sizeof(what), "DRBG[%s] / EVP ChaCha20, %zu %s, %s", k,
+                 len < 1024 ? len : len / 1024, len < 1024 ? "B" : "KiB",
+                 len <= 960 ? "buffered" : "direct");
+        a = cell(k, len, w1, sizeof(w1));
+        b = cell("chacha20", len, w2, sizeof(w2));
+        print_ratio(what, a, w1, b, w2, 1.0);
+    }
 
     snprintf(what, sizeof(what), "DRBG[%s] / CTR-DRBG, EVP_RAND, 16 bytes", k);
     a = cell(k, 16, w1, sizeof(w1));
