@@ -43,6 +43,10 @@
  *     SSE2 and AVX2 kernels), which on Zen 5 take half the row
  *     path's time: a 1-cycle add, xor or rotate against a 2-cycle vector
  *     operation on a chain that is all there is to wait for.
+ * The keyed batch of a direct request (chacharng_chacha_blocks_key_avx512,
+ * after the main kernel) runs the key block on the integer registers
+ * inside the rounds of the 16-block or the 32-block batch that makes the
+ * caller's first blocks, so it costs no more than those blocks alone.
  * A partial batch stores only the blocks asked for.  Blocks are never
  * split, so no masked stores are needed: surplus blocks are not written.
  * Counters are per-lane 32-bit additions, which wrap modulo 2^32 without

@@ -8,6 +8,11 @@
  * chain costs on the one-cycle integer ALUs.  No vector register is used
  * (so the SSE2 kernel stays SSE2 and no vzeroupper is needed here).
  *
+ * The parts (B1_PUSH, B1_LOAD, B1_COLUMNS, B1_DIAGONALS, B1_FINISH,
+ * B1_POP) also let a kernel run the block's rounds between those of a
+ * vector batch (the AVX-512 keyed batch): the vector rounds use no general
+ * register, so the two chains overlap.
+ *
  * Include after asm_common.h, inside the x86_64/ELF block, then expand
  * CHACHA_BLOCK1_GPR once, at a label the kernel jumps to when nblocks is 1,
  * where rsp is still the entry rsp (CFA = rsp + 8) and nothing has been

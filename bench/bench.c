@@ -930,6 +930,9 @@ static size_t row_index(size_t len)
     return 0;
 }
 
+/* kernel_mix of the kernel columns' contexts; -1: no such column. */
+static int column_mix = -1;
+
 static void print_header(const char *conf, const char *provider_impl)
 {
     const struct chacha_impl *list;
@@ -956,6 +959,11 @@ static void print_header(const char *conf, const char *provider_impl)
                chacha_impl_supported(&list[i]) ? "" : " (CPU lacks it)");
     printf("\n          provider default: %s\n", provider_impl);
     printf("config:   %s\n", conf != NULL ? conf : "(none)");
+    if (column_mix >= 0)
+        printf("mixing:   kernel_mix %s in the CHACHA20-DRBG columns (one"
+               " kernel read per\n          refill and per direct request;"
+               " CHACHARNG_KERNEL_MIX=off|on sets it)\n",
+               column_mix ? "on" : "off");
     printf("timing:   single thread, CLOCK_MONOTONIC; every table interleaves"
            " its\n          generators round by round (%d rounds of %.2f s"
            " per cell unless\n          a table says otherwise) and shows"
@@ -1555,6 +1563,9 @@ int main(int argc, char **argv)
                 OSSL_PARAM_construct_uint("reseed_requests", &reseed_requests);
             if (!EVP_RAND_CTX_get_params(cols[i].arg, params))
                 die("reading reseed_requests of CHACHA20-DRBG failed");
+            params[0] = OSSL_PARAM_construct_int("kernel_mix", &column_mix);
+            if (!EVP_RAND_CTX_get_params(cols[i].arg, params))
+                die("reading kernel_mix of CHACHA20-DRBG failed");
             break;
         }
     }
