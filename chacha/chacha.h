@@ -70,9 +70,8 @@ chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x6;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x1;
 
 /* A keyed batch through |blocks|: the key block, then the others. */
-void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key,
-                           uint8_t *out, const uint32_t state[16],
-                           size_t nblocks);
+void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,
+                           const uint32_t state[16], size_t nblocks);
 
 struct chacha_impl {
     const char *name;       /* "generic", "sse2", "avx2", "avx512", "neon" */

@@ -14,9 +14,8 @@
 
 /* The copy's words pass through registers: zeroed on return. */
 CHACHA_CLEAR_REGS
-void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key,
-                           uint8_t *out, const uint32_t state[16],
-                           size_t nblocks)
+void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,
+                           const uint32_t state[16], size_t nblocks)
 {
     uint32_t next[CHACHA_STATE_WORDS];
 
@@ -31,9 +30,8 @@ void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key,
 }
 
 #define KEYED_VIA(isa)                                                         \
-    void chacharng_chacha_blocks_key_##isa(uint8_t *key, uint8_t *out,         \
-                                           const uint32_t state[16],           \
-                                           size_t nblocks)                     \
+    void chacharng_chacha_blocks_key_##isa(                                    \
+        uint8_t *key, uint8_t *out, const uint32_t state[16], size_t nblocks)  \
     {                                                                          \
         chacha_blocks_key_via(chacharng_chacha_blocks_##isa, key, out, state,  \
                               nblocks);                                        \

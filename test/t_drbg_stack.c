@@ -98,8 +98,15 @@ static struct op {
     size_t n, adinlen, elen;
     int kind;
 } op;
-enum { KERNEL, KERNEL_KEY, INSTANTIATE, GENERATE, GENERATE_FAST, RESEED,
-       PLANT };
+enum {
+    KERNEL,
+    KERNEL_KEY,
+    INSTANTIATE,
+    GENERATE,
+    GENERATE_FAST,
+    RESEED,
+    PLANT
+};
 static uint8_t out[12000], seed[CHACHA_DRBG_SEED_BYTES], adin[60];
 static uint8_t keyblk[CHACHA_BLOCK_BYTES];
 static struct ss_snapshot snap;
