@@ -43,6 +43,10 @@
  *     SSE2 and AVX2 kernels), which on Zen 5 take half the row
  *     path's time: a 1-cycle add, xor or rotate against a 2-cycle vector
  *     operation on a chain that is all there is to wait for.
+ * The keyed batch of a direct request (chacharng_chacha_blocks_key_avx512,
+ * after the main kernel) runs the key block on the integer registers
+ * inside the rounds of the 16-block or the 32-block batch that makes the
+ * caller's first blocks, so it costs no more than those blocks alone.
  * A partial batch stores only the blocks asked for.  Blocks are never
  * split, so no masked stores are needed: surplus blocks are not written.
  * Counters are per-lane 32-bit additions, which wrap modulo 2^32 without
@@ -650,5 +654,196 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx512)
 .Lblock1:
         CHACHA_BLOCK1_GPR
 FUNC_END(chacharng_chacha_blocks_avx512)
+
+/*
+ * void chacharng_chacha_blocks_key_avx512(uint8_t *key,          rdi
+ *                                         uint8_t *out,          rsi
+ *                                         const uint32_t st[16], rdx
+ *                                         size_t nblocks);       rcx
+ *
+ * The keyed batch of chacha.h: block st[12] to key[0..64), nblocks blocks
+ * from st[12] + 1 to out.  The key block runs on the integer registers
+ * (chacha_block_x86_64.h) and, for 1..16 blocks, inside the rounds of
+ * the one zmm batch that makes the others: that batch is a latency-bound
+ * chain that leaves the integer ALUs idle, so the key block costs next to
+ * nothing.  For 0 or more than 16 blocks it runs alone, and the others
+ * then take the main kernel's path from .Lloop32 (rsp back at its entry
+ * value, r8d = st[12] + 1).  Stack: the one-block path's six saved
+ * registers and a 64-byte frame (its two words of c and the two pointers,
+ * then out, nblocks and st), all zeroed before returning.  Registers on
+ * exit as for the main kernel.
+ */
+#define K_VOUT 32
+#define K_N 40
+#define K_ST 48
+#define K_FRAME 64
+
+        .p2align 6
+FUNC_BEGIN(chacharng_chacha_blocks_key_avx512)
+        LANDING_PAD
+        B1_PUSH
+        subq    $K_FRAME, %rsp
+        .cfi_adjust_cfa_offset K_FRAME
+        movq    %rdi, B1_OUT(%rsp)
+        movq    %rdx, B1_ST(%rsp)
+        movq    %rsi, K_VOUT(%rsp)
+        movq    %rcx, K_N(%rsp)
+        movq    %rdx, K_ST(%rsp)
+        testq   %rcx, %rcx
+        jz      .Lkey_alone
+        cmpq    $16, %rcx
+        ja      .Lkey_pair
+
+        /* The zmm batch for blocks st[12] + 1 ..., then the key block's
+         * words, on top of the batch's free integer registers. */
+        movq    %rdx, %rsi
+        movl    48(%rsi), %r8d
+        incl    %r8d                    /* wraps modulo 2^32 */
+        LOADSTATE z
+        movq    %rsi, %rbp
+        B1_LOAD
+        .p2align 4
+1:
+        QR4     z, 0,4,8,12, 1,5,9,13, 2,6,10,14, 3,7,11,15
+        B1_COLUMNS
+        QR4     z, 0,5,10,15, 1,6,11,12, 2,7,8,13, 3,4,9,14
+        B1_DIAGONALS
+        decl    %ebp
+        jnz     1b
+        B1_FINISH
+        movq    K_ST(%rsp), %rsi
+        movl    48(%rsi), %r8d
+        incl    %r8d
+        movq    K_VOUT(%rsp), %rdi
+        movq    K_N(%rsp), %rdx
+        FEEDFWD z, 16
+        UNPACK16 z
+        LANES16
+        STORE_Z 0
+        .irp    b, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+        NEED    \b, .Lkey_stored
+        STORE_Z \b
+        .endr
+.Lkey_stored:
+        /* As .Ldone: zmm0-31 held key words and keystream. */
+        .irp    i, 16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+        vpxord  %xmm\i, %xmm\i, %xmm\i
+        .endr
+        vzeroall
+        xorl    %eax, %eax
+        movq    %rax, K_VOUT(%rsp)
+        movq    %rax, K_N(%rsp)
+        movq    %rax, K_ST(%rsp)
+        addq    $K_FRAME, %rsp
+        .cfi_adjust_cfa_offset -K_FRAME
+        B1_POP
+        ret
+        .cfi_adjust_cfa_offset K_FRAME + B1_SAVED
+
+        /* No other block: the key block alone. */
+.Lkey_alone:
+        movq    %rdx, %rbp
+        B1_LOAD
+        .p2align 4
+1:
+        B1_COLUMNS
+        B1_DIAGONALS
+        decl    %ebp
+        jnz     1b
+        B1_FINISH
+        addq    $K_FRAME, %rsp
+        .cfi_adjust_cfa_offset -K_FRAME
+        B1_POP
+        ret
+        .cfi_adjust_cfa_offset K_FRAME + B1_SAVED
+
+        /*
+         * More than 16 blocks: the first 32 as the main kernel's 32-block
+         * batch (two 16-block states), with the key block's rounds in
+         * between; its integer registers are as idle there.  The rest, if
+         * any, from the main kernel's loop or tail.
+         */
+.Lkey_pair:
+        movq    %rdx, %rsi
+        movl    48(%rsi), %r8d
+        incl    %r8d                    /* wraps modulo 2^32 */
+        LOADSTATE z
+        LOADSTATE_HI
+        movq    %rsi, %rbp
+        B1_LOAD
+        .p2align 4
+1:
+        QR4     z, 0,4,8,12, 1,5,9,13, 2,6,10,14, 3,7,11,15
+        B1_COLUMNS
+        QR4     z, 16,20,24,28, 17,21,25,29, 18,22,26,30, 19,23,27,31
+        QR4     z, 0,5,10,15, 1,6,11,12, 2,7,8,13, 3,4,9,14
+        B1_DIAGONALS
+        QR4     z, 16,21,26,31, 17,22,27,28, 18,23,24,29, 19,20,25,30
+        decl    %ebp
+        jnz     1b
+        B1_FINISH
+        movq    K_ST(%rsp), %rsi
+        movl    48(%rsi), %r8d
+        incl    %r8d
+        movq    K_VOUT(%rsp), %rdi
+        movq    K_N(%rsp), %rdx
+
+        /* From here as .Lloop32 after its rounds, the red zone below the
+         * frame parking two registers. */
+        FEEDFWD_HI
+        vmovdqu64 %zmm30, -64(%rsp)
+        vmovdqu64 %zmm31, -128(%rsp)
+        vpbroadcastd %r8d, %zmm31
+        vpaddd .Liota(%rip), %zmm31, %zmm30
+        vpaddd .Liota+64(%rip), %zmm31, %zmm31
+        vpaddd %zmm30, %zmm12, %zmm12
+        vpaddd %zmm31, %zmm28, %zmm28
+        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,13,14,15
+        FFW     z, 16, \i, \i
+        .endr
+        UNPACK4_2T 0, 1, 2, 3, 30, 31
+        UNPACK4_2T 4, 5, 6, 7, 30, 31
+        UNPACK4_2T 8, 9, 10, 11, 30, 31
+        UNPACK4_2T 12, 13, 14, 15, 30, 31
+        LANES4_2T 0, 2, 6, 10, 14, 30, 31
+        LANES4_2T 1, 3, 7, 11, 15, 30, 31
+        LANES4_2T 2, 0, 4, 8, 12, 30, 31
+        LANES4_2T 3, 1, 5, 9, 13, 30, 31
+        vmovdqu64 -64(%rsp), %zmm30
+        vmovdqu64 -128(%rsp), %zmm31
+        UNPACK4 z, 16, 17, 18, 19, 0, 1, 2, 3
+        UNPACK4 z, 20, 21, 22, 23, 4, 5, 6, 7
+        UNPACK4 z, 24, 25, 26, 27, 8, 9, 10, 11
+        UNPACK4 z, 28, 29, 30, 31, 12, 13, 14, 15
+        LANES4  16, 20, 24, 28, 0, 1, 2, 3
+        LANES4  17, 21, 25, 29, 4, 5, 6, 7
+        LANES4  18, 22, 26, 30, 8, 9, 10, 11
+        LANES4  19, 23, 27, 31, 12, 13, 14, 15
+        STORE_Z 16
+        .irp    b, 17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+        NEED    \b, .Lkey_pair_stored
+        STORE_Z \b
+        .endr
+.Lkey_pair_stored:
+        /* The red-zone copies: keystream. */
+        vpxord  %xmm16, %xmm16, %xmm16
+        vmovdqu64 %zmm16, -64(%rsp)
+        vmovdqu64 %zmm16, -128(%rsp)
+        xorl    %eax, %eax
+        movq    %rax, K_VOUT(%rsp)
+        movq    %rax, K_N(%rsp)
+        movq    %rax, K_ST(%rsp)
+        addq    $K_FRAME, %rsp
+        .cfi_adjust_cfa_offset -K_FRAME
+        B1_POP
+        cmpq    $32, %rdx
+        jbe     .Ldone                  /* zeroes zmm0-31, returns */
+        addq    $2048, %rdi
+        addl    $32, %r8d               /* wraps modulo 2^32 */
+        subq    $32, %rdx
+        cmpq    $16, %rdx
+        ja      .Lloop32
+        jmp     .Ltail
+FUNC_END(chacharng_chacha_blocks_key_avx512)
 
 #endif

@@ -8,6 +8,11 @@
  * chain costs on the one-cycle integer ALUs.  No vector register is used
  * (so the SSE2 kernel stays SSE2 and no vzeroupper is needed here).
  *
+ * The parts (B1_PUSH, B1_LOAD, B1_COLUMNS, B1_DIAGONALS, B1_FINISH,
+ * B1_POP) also let a kernel run the block's rounds between those of a
+ * vector batch (the AVX-512 keyed batch): the vector rounds use no general
+ * register, so the two chains overlap.
+ *
  * Include after asm_common.h, inside the x86_64/ELF block, then expand
  * CHACHA_BLOCK1_GPR once, at a label the kernel jumps to when nblocks is 1,
  * where rsp is still the entry rsp (CFA = rsp + 8) and nothing has been
@@ -66,7 +71,8 @@
         roll    $7, \b1
 .endm
 
-.macro CHACHA_BLOCK1_GPR
+/* Save rbx, rbp and r12-r15 (CFI follows every push). */
+.macro B1_PUSH
         pushq   %rbx
         .cfi_adjust_cfa_offset 8
         .cfi_rel_offset %rbx, 0
@@ -85,11 +91,45 @@
         pushq   %r15
         .cfi_adjust_cfa_offset 8
         .cfi_rel_offset %r15, 0
-        subq    $B1_FRAME, %rsp
-        .cfi_adjust_cfa_offset B1_FRAME
-        movq    %rdi, B1_OUT(%rsp)
-        movq    %rsi, B1_ST(%rsp)
-        movq    %rsi, %rbp
+.endm
+
+/*
+ * Restore them; then the six saved slots, now below rsp (a leaf may write
+ * there), which held the caller's registers, get rax, which must be 0.
+ */
+.macro B1_POP
+        popq    %r15
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %r15
+        popq    %r14
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %r14
+        popq    %r13
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %r13
+        popq    %r12
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %r12
+        popq    %rbp
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %rbp
+        popq    %rbx
+        .cfi_adjust_cfa_offset -8
+        .cfi_restore %rbx
+        movq    %rax, -8(%rsp)
+        movq    %rax, -16(%rsp)
+        movq    %rax, -24(%rsp)
+        movq    %rax, -32(%rsp)
+        movq    %rax, -40(%rsp)
+        movq    %rax, -48(%rsp)
+.endm
+
+/*
+ * Load the state at rbp into the block's registers (c10, c11 into the
+ * frame), with out and st already in the frame; then ebp counts double
+ * rounds.
+ */
+.macro B1_LOAD
         movl    40(%rbp), %esi
         movl    44(%rbp), %edi
         movl    %esi, B1_C(10)(%rsp)
@@ -109,27 +149,35 @@
         movl    56(%rbp), %r14d
         movl    60(%rbp), %r15d
         movl    $10, %ebp
-        .p2align 4
-1:
-        /* columns: c8, c9 in esi, edi; then c10, c11 */
+.endm
+
+/* The column round: c8, c9 in esi, edi; then c10, c11. */
+.macro B1_COLUMNS
         B1_QR2  %eax,%r8d,%esi,%r12d, %ebx,%r9d,%edi,%r13d
         movl    %esi, B1_C(8)(%rsp)
         movl    %edi, B1_C(9)(%rsp)
         movl    B1_C(10)(%rsp), %esi
         movl    B1_C(11)(%rsp), %edi
         B1_QR2  %ecx,%r10d,%esi,%r14d, %edx,%r11d,%edi,%r15d
-        /* diagonals (0,5,10,15), (1,6,11,12) with c10, c11 still in
-         * esi, edi; then (2,7,8,13), (3,4,9,14) */
+.endm
+
+/* The diagonal round: (0,5,10,15), (1,6,11,12) with c10, c11 still in
+ * esi, edi; then (2,7,8,13), (3,4,9,14). */
+.macro B1_DIAGONALS
         B1_QR2  %eax,%r9d,%esi,%r15d, %ebx,%r10d,%edi,%r12d
         movl    %esi, B1_C(10)(%rsp)
         movl    %edi, B1_C(11)(%rsp)
         movl    B1_C(8)(%rsp), %esi
         movl    B1_C(9)(%rsp), %edi
         B1_QR2  %ecx,%r11d,%esi,%r13d, %edx,%r8d,%edi,%r14d
-        decl    %ebp
-        jnz     1b
+.endm
 
-        /* Feed-forward and store; c8, c9 are in esi, edi here. */
+/*
+ * Feed-forward and store (c8, c9 are in esi, edi here), then zero every
+ * clobbered register, which held state or keystream, and the frame's
+ * words and pointers; rax is 0 afterwards.
+ */
+.macro B1_FINISH
         movq    B1_ST(%rsp), %rbp
         addl    0(%rbp), %eax
         addl    4(%rbp), %ebx
@@ -183,34 +231,26 @@
         movq    %rax, B1_C(10)(%rsp)
         movq    %rax, B1_OUT(%rsp)
         movq    %rax, B1_ST(%rsp)
+.endm
+
+.macro CHACHA_BLOCK1_GPR
+        B1_PUSH
+        subq    $B1_FRAME, %rsp
+        .cfi_adjust_cfa_offset B1_FRAME
+        movq    %rdi, B1_OUT(%rsp)
+        movq    %rsi, B1_ST(%rsp)
+        movq    %rsi, %rbp
+        B1_LOAD
+        .p2align 4
+1:
+        B1_COLUMNS
+        B1_DIAGONALS
+        decl    %ebp
+        jnz     1b
+        B1_FINISH
         addq    $B1_FRAME, %rsp
         .cfi_adjust_cfa_offset -B1_FRAME
-        popq    %r15
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %r15
-        popq    %r14
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %r14
-        popq    %r13
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %r13
-        popq    %r12
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %r12
-        popq    %rbp
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %rbp
-        popq    %rbx
-        .cfi_adjust_cfa_offset -8
-        .cfi_restore %rbx
-        /* The saved slots, now below rsp (a leaf may write there), held
-         * the caller's registers: leave none of them in dead stack. */
-        movq    %rax, -8(%rsp)
-        movq    %rax, -16(%rsp)
-        movq    %rax, -24(%rsp)
-        movq    %rax, -32(%rsp)
-        movq    %rax, -40(%rsp)
-        movq    %rax, -48(%rsp)
+        B1_POP
         ret
 .endm
 

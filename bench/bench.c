@@ -78,11 +78,12 @@ static const struct row {
     const char *label;
     size_t len;
 } rows[] = {
-    { "word", 4 },        { "buf(16)", 16 },   { "buf(32)", 32 },
-    { "buf(48)", 48 },    { "buf(64)", 64 },   { "buf(80)", 80 },
-    { "buf(96)", 96 },    { "buf(112)", 112 }, { "buf(128)", 128 },
-    { "1 KiB", 1024 },    { "16 KiB", 16384 }, { "64 KiB", 65536 },
-    { "1 MiB", MAX_LEN },
+    { "word", 4 },       { "buf(16)", 16 },    { "buf(32)", 32 },
+    { "buf(48)", 48 },   { "buf(64)", 64 },    { "buf(80)", 80 },
+    { "buf(96)", 96 },   { "buf(112)", 112 },  { "buf(128)", 128 },
+    { "256 B", 256 },    { "512 B", 512 },     { "1 KiB", 1024 },
+    { "2 KiB", 2048 },   { "4 KiB", 4096 },    { "16 KiB", 16384 },
+    { "64 KiB", 65536 }, { "1 MiB", MAX_LEN },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -929,6 +930,9 @@ static size_t row_index(size_t len)
     return 0;
 }
 
+/* kernel_mix of the kernel columns' contexts; -1: no such column. */
+static int column_mix = -1;
+
 static void print_header(const char *conf, const char *provider_impl)
 {
     const struct chacha_impl *list;
@@ -955,6 +959,11 @@ static void print_header(const char *conf, const char *provider_impl)
                chacha_impl_supported(&list[i]) ? "" : " (CPU lacks it)");
     printf("\n          provider default: %s\n", provider_impl);
     printf("config:   %s\n", conf != NULL ? conf : "(none)");
+    if (column_mix >= 0)
+        printf("mixing:   kernel_mix %s in the CHACHA20-DRBG columns (one"
+               " kernel read per\n          refill and per direct request;"
+               " CHACHARNG_KERNEL_MIX=off|on sets it)\n",
+               column_mix ? "on" : "off");
     printf("timing:   single thread, CLOCK_MONOTONIC; every table interleaves"
            " its\n          generators round by round (%d rounds of %.2f s"
            " per cell unless\n          a table says otherwise) and shows"
@@ -1117,6 +1126,9 @@ static const char *drbg_kernel(size_t nkernels)
     return "none";
 }
 
+/* Request sizes whose DRBG / EVP ChaCha20 ratio print_targets() states. */
+static const size_t mid_sizes[] = { 256, 512, 1024, 2048, 4096 };
+
 static void print_targets(size_t nkernels)
 {
     static const struct {
@@ -1157,6 +1169,22 @@ static void print_targets(size_t nkernels)
     a = raw_cell(k, 2, w1, sizeof(w1));
     b = raw_cell("EVP ChaCha20", 2, w2, sizeof(w2));
     print_ratio(what, a, w1, b, w2, 0);
+
+    /*
+     * Mid-size requests: 256 and 512 bytes are served from the buffer (a
+     * refill every 960 bytes), 1, 2 and 4 KiB straight into the caller's
+     * memory (a rekey block, then the caller's blocks).
+     */
+    for (i = 0; i < sizeof(mid_sizes) / sizeof(mid_sizes[0]); i++) {
+        size_t len = mid_sizes[i];
+
+        snprintf(what, sizeof(what), "DRBG[%s] / EVP ChaCha20, %zu %s, %s", k,
+                 len < 1024 ? len : len / 1024, len < 1024 ? "B" : "KiB",
+                 len <= 960 ? "buffered" : "direct");
+        a = cell(k, len, w1, sizeof(w1));
+        b = cell("chacha20", len, w2, sizeof(w2));
+        print_ratio(what, a, w1, b, w2, 1.0);
+    }
 
     snprintf(what, sizeof(what), "DRBG[%s] / CTR-DRBG, EVP_RAND, 16 bytes", k);
     a = cell(k, 16, w1, sizeof(w1));
@@ -1535,6 +1563,9 @@ int main(int argc, char **argv)
                 OSSL_PARAM_construct_uint("reseed_requests", &reseed_requests);
             if (!EVP_RAND_CTX_get_params(cols[i].arg, params))
                 die("reading reseed_requests of CHACHA20-DRBG failed");
+            params[0] = OSSL_PARAM_construct_int("kernel_mix", &column_mix);
+            if (!EVP_RAND_CTX_get_params(cols[i].arg, params))
+                die("reading kernel_mix of CHACHA20-DRBG failed");
             break;
         }
     }

@@ -37,6 +37,19 @@
 typedef void chacha_blocks_fn(uint8_t *out, const uint32_t state[16],
                               size_t nblocks);
 
+/*
+ * Keyed batch, the shape of a direct request (DESIGN.md section 3): write
+ * block state[12] to |key| (64 bytes) and |nblocks| blocks for counters
+ * state[12] + 1, state[12] + 2, ... (modulo 2^32, no carry) to |out|: the
+ * bytes a chacha_blocks_fn writes for |nblocks| + 1 blocks, the first one
+ * sent elsewhere.  |nblocks| may be 0 (|key| alone is written).  |key|,
+ * |out| and |state| must not overlap; any alignment.  A kernel with an
+ * entry of its own computes the key block beside the others; the rest
+ * use chacha_blocks_key_via(), two calls of their blocks function.
+ */
+typedef void chacha_blocks_key_fn(uint8_t *key, uint8_t *out,
+                                  const uint32_t state[16], size_t nblocks);
+
 chacha_blocks_fn chacharng_chacha_blocks_generic;
 chacha_blocks_fn chacharng_chacha_blocks_sse2;
 chacha_blocks_fn chacharng_chacha_blocks_avx2;
@@ -47,11 +60,25 @@ chacha_blocks_fn chacharng_chacha_blocks_neon_x8;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x6;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x1;
 
+chacha_blocks_key_fn chacharng_chacha_blocks_key_generic;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_sse2;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_avx2;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_avx512;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_neon;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x8;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x6;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x1;
+
+/* A keyed batch through |blocks|: the key block, then the others. */
+void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,
+                           const uint32_t state[16], size_t nblocks);
+
 struct chacha_impl {
     const char *name;       /* "generic", "sse2", "avx2", "avx512", "neon" */
     uint32_t needs;         /* CHACHA_CPU_* bits the kernel requires */
     size_t blocks_per_iter; /* widest batch the kernel computes at once */
     chacha_blocks_fn *blocks;
+    chacha_blocks_key_fn *blocks_key; /* same bytes, block 0 apart */
 };
 
 /* Load the RFC 8439 state from a 32-byte key, a counter and a 12-byte nonce. */

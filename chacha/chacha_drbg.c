@@ -11,7 +11,8 @@
  * every byte is wiped as it is handed out.
  *
  * Requests larger than the buffer skip it: one block rekeys, the following
- * blocks are written straight into the caller's memory, then the key moves.
+ * blocks are written straight into the caller's memory (one kernel call
+ * for both, no copy), then the key moves.
  *
  * Kernel mixing, when the caller turned it on: immediately before the
  * keystream of a refill or of a direct request is computed, K ^= G, where
@@ -352,35 +353,20 @@ static void refill(struct chacha_drbg *d)
 }
 
 /*
- * Serve |r| > 960 bytes: block 0 is the next key, blocks 1.. go to the
- * caller.  Up to WIDE_BLOCKS blocks are computed in one call through
- * scratch on the stack, wiped before return; larger requests are written
- * straight into |out|, with the rekey block and a final partial block in
- * the (empty) buffer.  Out of line, so that only direct requests pay for
- * the 4 KiB frame (and its stack probe), not every generate call.
+ * Serve |r| > 960 bytes: block 0 is the next key, blocks 1.. go straight
+ * into |out|, in one keyed-batch call (chacha.h), so that a kernel can
+ * compute the key block beside the caller's and no keystream passes
+ * through a copy.  The key block and a final partial block go to the
+ * (empty) buffer, wiped there.
  */
-__attribute__((noinline)) static void generate_direct(struct chacha_drbg *d,
-                                                      uint8_t *out, size_t r)
+static void generate_direct(struct chacha_drbg *d, uint8_t *out, size_t r)
 {
     struct chacha_drbg_secret *s = d->s;
     size_t full = r / CHACHA_BLOCK_BYTES, tail = r % CHACHA_BLOCK_BYTES;
-    size_t nblocks = full + (tail != 0);
     uint8_t *y = s->ks, *last = s->ks + CHACHA_BLOCK_BYTES;
 
     mix_kernel(d);
-    if (nblocks < CHACHA_DRBG_WIDE_BLOCKS) {
-        uint8_t wide[CHACHA_DRBG_WIDE_BLOCKS * CHACHA_BLOCK_BYTES];
-
-        whole(d)->impl->blocks(wide, s->state, nblocks + 1);
-        memcpy(out, wide + CHACHA_BLOCK_BYTES, r);
-        /* the caller's copy is the only one left */
-        chacha_wipe(wide + CHACHA_BLOCK_BYTES, nblocks * CHACHA_BLOCK_BYTES);
-        set_key_nonce(s, wide);
-        return;
-    }
-    whole(d)->impl->blocks(y, s->state, 1);
-    s->state[CHACHA_COUNTER_WORD] = 1;
-    whole(d)->impl->blocks(out, s->state, full);
+    whole(d)->impl->blocks_key(y, out, s->state, full);
     if (tail != 0) {
         s->state[CHACHA_COUNTER_WORD] = (uint32_t)(1 + full);
         whole(d)->impl->blocks(last, s->state, 1);

@@ -26,10 +26,6 @@
 #define CHACHA_DRBG_KS_BYTES (CHACHA_DRBG_REFILL_BLOCKS * CHACHA_BLOCK_BYTES)
 #define CHACHA_DRBG_BUF_BYTES (CHACHA_DRBG_KS_BYTES - CHACHA_BLOCK_BYTES)
 #define CHACHA_DRBG_ABSORB_CHUNK (CHACHA_KEY_BYTES + CHACHA_NONCE_BYTES)
-/* Direct requests up to this many blocks (plus the rekey block) are made in
- * one kernel call through scratch on the stack: SIMD kernels pay a fixed
- * latency per call that would otherwise dominate requests of a few KiB. */
-#define CHACHA_DRBG_WIDE_BLOCKS 64
 #define CHACHA_DRBG_SEED_BYTES 48
 #define CHACHA_DRBG_STRENGTH 256
 #define CHACHA_DRBG_RESEED_BYTES ((uint64_t)16 << 20)

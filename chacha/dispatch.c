@@ -13,18 +13,23 @@
 
 static const struct chacha_impl impls[] = {
 #if CHACHARNG_HAVE_AVX512_ASM
-    { "avx512", CHACHA_CPU_AVX512, 32, chacharng_chacha_blocks_avx512 },
+    { "avx512", CHACHA_CPU_AVX512, 32, chacharng_chacha_blocks_avx512,
+      chacharng_chacha_blocks_key_avx512 },
 #endif
 #if CHACHARNG_HAVE_AVX2_ASM
-    { "avx2", CHACHA_CPU_AVX2, 16, chacharng_chacha_blocks_avx2 },
+    { "avx2", CHACHA_CPU_AVX2, 16, chacharng_chacha_blocks_avx2,
+      chacharng_chacha_blocks_key_avx2 },
 #endif
 #if CHACHARNG_HAVE_SSE2_ASM
-    { "sse2", CHACHA_CPU_SSE2, 8, chacharng_chacha_blocks_sse2 },
+    { "sse2", CHACHA_CPU_SSE2, 8, chacharng_chacha_blocks_sse2,
+      chacharng_chacha_blocks_key_sse2 },
 #endif
 #if CHACHARNG_HAVE_NEON_ASM
-    { "neon", CHACHA_CPU_NEON, 8, chacharng_chacha_blocks_neon },
+    { "neon", CHACHA_CPU_NEON, 8, chacharng_chacha_blocks_neon,
+      chacharng_chacha_blocks_key_neon },
 #endif
-    { "generic", 0, 1, chacharng_chacha_blocks_generic },
+    { "generic", 0, 1, chacharng_chacha_blocks_generic,
+      chacharng_chacha_blocks_key_generic },
 };
 
 #define NIMPLS (sizeof(impls) / sizeof(impls[0]))
@@ -36,9 +41,12 @@ static const struct chacha_impl impls[] = {
  * on the integer pipes only.
  */
 static const struct chacha_impl neon_variants[] = {
-    { "neon/x8", CHACHA_CPU_NEON, 8, chacharng_chacha_blocks_neon_x8 },
-    { "neon/x6", CHACHA_CPU_NEON, 6, chacharng_chacha_blocks_neon_x6 },
-    { "neon/x1", CHACHA_CPU_NEON, 1, chacharng_chacha_blocks_neon_x1 },
+    { "neon/x8", CHACHA_CPU_NEON, 8, chacharng_chacha_blocks_neon_x8,
+      chacharng_chacha_blocks_key_neon_x8 },
+    { "neon/x6", CHACHA_CPU_NEON, 6, chacharng_chacha_blocks_neon_x6,
+      chacharng_chacha_blocks_key_neon_x6 },
+    { "neon/x1", CHACHA_CPU_NEON, 1, chacharng_chacha_blocks_neon_x1,
+      chacharng_chacha_blocks_key_neon_x1 },
 };
 #endif
 
@@ -150,6 +158,11 @@ int chacha_impl_selftest(const struct chacha_impl *impl)
     for (n = 1; n <= SELFTEST_MAX_BLOCKS; n++) {
         impl->blocks(got, state, n);
         ok &= memcmp(got, want, n * 64) == 0;
+    }
+    /* The keyed batch: block 0 apart, then the others, same bytes. */
+    for (n = 0; n < SELFTEST_MAX_BLOCKS; n++) {
+        impl->blocks_key(got, got + 64, state, n);
+        ok &= memcmp(got, want, (n + 1) * 64) == 0;
     }
     /* keystream of a fixed public key: nothing secret to wipe here */
     return ok;

@@ -3,7 +3,8 @@
  * Every ChaCha20 kernel compiled in, checked with no OpenSSL at all (so this
  * also runs on cross targets under qemu): RFC 8439 vectors, every batch size
  * against the portable kernel with canaries on both sides of misaligned
- * output, the 2^32 counter wrap, and a chained checksum pinned in the source.
+ * output, the 2^32 counter wrap, and a chained checksum pinned in the source;
+ * the keyed batch (block 0 to a buffer of its own) likewise.
  * A kernel that picks between paths by request size is checked once as it
  * is and once per path forced (chacha_impl_variants()).  Kernels the CPU
  * lacks are reported as skipped.
@@ -136,6 +137,65 @@ end:
 }
 
 /*
+ * The keyed batch (chacha.h): block 0 to |key|, the next |nblocks| to
+ * |out|, for every count 0..MAX_BLOCKS and a few large ones, at counters
+ * that wrap at every position of the first blocks, both buffers
+ * misaligned independently and guarded by canaries, the state unchanged.
+ */
+static void check_cross_key(const struct chacha_impl *impl)
+{
+    static const uint32_t counters[] = { 0, 0x7fffffffu, 0xfffffff0u,
+                                         0xfffffffeu, 0xffffffffu };
+    static const size_t big[] = { 255, 256, 1023, 1024, 4096 };
+    size_t maxblocks = 4097, n, ci, i, ko, oo, cases = 0, bad = 0;
+    uint8_t *buf = malloc(maxblocks * 64 + 2 * CANARY + 64);
+    uint8_t *ref = malloc(maxblocks * 64);
+    uint8_t kbuf[2 * CANARY + 128], key[32], nonce[12];
+    uint32_t state[16], copy[16];
+
+    if (!TU_OK(buf != NULL && ref != NULL, "%s: allocate", impl->name))
+        goto end;
+    for (i = 0; i < 32; i++)
+        key[i] = (uint8_t)(i * 11 + 5);
+    for (i = 0; i < 12; i++)
+        nonce[i] = (uint8_t)(0x3c ^ (i * 7));
+    for (ci = 0; ci < sizeof(counters) / sizeof(counters[0]); ci++) {
+        chacha_state_init(state, key, counters[ci], nonce);
+        memcpy(copy, state, sizeof(copy));
+        chacharng_chacha_blocks_generic(ref, state, maxblocks);
+        for (n = 0; n <= MAX_BLOCKS + sizeof(big) / sizeof(big[0]); n++) {
+            size_t nb = n <= MAX_BLOCKS ? n : big[n - MAX_BLOCKS - 1];
+            size_t step = nb > ALL_OFFSETS_BLOCKS ? 29 : 7;
+
+            for (ko = 0, oo = 0; oo < 64; oo += step, ko = (ko + 13) % 64) {
+                memset(buf, CANARY_BYTE, CANARY + oo + nb * 64 + CANARY);
+                memset(kbuf, CANARY_BYTE, sizeof(kbuf));
+                impl->blocks_key(kbuf + CANARY + ko, buf + CANARY + oo, state,
+                                 nb);
+                cases++;
+                if (memcmp(kbuf + CANARY + ko, ref, 64) == 0
+                    && memcmp(buf + CANARY + oo, ref + 64, nb * 64) == 0
+                    && canaries_intact(buf, CANARY + oo, nb * 64)
+                    && canaries_intact(kbuf, CANARY + ko, 64)
+                    && memcmp(copy, state, sizeof(copy)) == 0)
+                    continue;
+                if (bad++ == 0)
+                    tu_diag("%s: keyed batch wrong, counter %#x, %zu blocks, "
+                            "key offset %zu, output offset %zu",
+                            impl->name, counters[ci], nb, ko, oo);
+            }
+        }
+    }
+    TU_OK(bad == 0,
+          "%s: %zu keyed batches (0..%d blocks and large, counter wrap, "
+          "misaligned, canaries) equal the portable kernel",
+          impl->name, cases, MAX_BLOCKS);
+end:
+    free(buf);
+    free(ref);
+}
+
+/*
  * nblocks == 0 is part of the contract (DESIGN.md section 6): nothing is
  * written, not even at |out| itself, and |state| is left as it was.
  */
@@ -249,6 +309,7 @@ static void check_kernel(const struct chacha_impl *impl)
     check_rfc(impl);
     check_cross(impl);
     check_short_wrap(impl);
+    check_cross_key(impl);
     check_zero_blocks(impl);
     check_checksum(impl);
     TU_OK(chacha_impl_selftest(impl), "%s: built-in self-test", impl->name);

@@ -4,7 +4,8 @@
  * (chacha_impl_variants()), against a ChaCha20 that is not ours: OpenSSL's
  * EVP ChaCha20 from the default provider (IV = 32-bit little-endian counter
  * || 96-bit nonce), for every block count 1..200, a few large ones, and
- * several counters.  OpenSSL carries a counter overflow into the nonce,
+ * several counters, through the plain and the keyed entry (block 0 to a
+ * buffer of its own).  OpenSSL carries a counter overflow into the nonce,
  * which the construction forbids, so at the 2^32 wrap the reference is
  * built in two EVP calls: up to the wrap, then from counter 0 with the
  * same nonce.
@@ -64,7 +65,7 @@ static void check_impl(const struct chacha_impl *impl)
     /* block counts checked after every one of 1..SMALL_BLOCKS */
     static const size_t big[] = { 257, 1024, 4099, 16384 };
     uint8_t *got = malloc(16384 * 64 + 7), *want = malloc(16384 * 64);
-    uint8_t key[32], nonce[12];
+    uint8_t key[32], nonce[12], keyblk[64 + 5];
     uint32_t state[16];
     size_t ci, si, i, nb, cases = 0, bad = 0, evp_bad = 0;
 
@@ -88,6 +89,15 @@ static void check_impl(const struct chacha_impl *impl)
             cases++;
             if (memcmp(got + off, want, nb * 64) != 0 && bad++ == 0)
                 tu_diag("%s: differs from EVP at counter %#x, %zu blocks",
+                        impl->name, counters[ci], nb);
+            /* the keyed batch: block 0 apart, nb - 1 blocks after it */
+            impl->blocks_key(keyblk + (si % 5), got + off + 1, state, nb - 1);
+            cases++;
+            if ((memcmp(keyblk + (si % 5), want, 64) != 0
+                 || memcmp(got + off + 1, want + 64, (nb - 1) * 64) != 0)
+                && bad++ == 0)
+                tu_diag("%s: keyed batch differs from EVP at counter %#x, "
+                        "%zu blocks",
                         impl->name, counters[ci], nb);
         }
     }

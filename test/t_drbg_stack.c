@@ -56,6 +56,38 @@ static void recording_blocks(uint8_t *out, const uint32_t state[16],
     ncalls++;
 }
 
+/* The keyed batch, recorded as the two calls it stands for. */
+static void recording_blocks_key(uint8_t *key, uint8_t *out,
+                                 const uint32_t state[16], size_t nblocks)
+{
+    static uint32_t st[16]; /* off the stack: the test must leave none */
+    size_t room;
+
+    real->blocks_key(key, out, state, nblocks);
+    memcpy(st, state, sizeof(st));
+    room = LOG_BLOCKS - nblocks_logged;
+    if (ncalls == LOG_CALLS || room == 0)
+        return;
+    memcpy(calls[ncalls].st, st, sizeof(st));
+    calls[ncalls].nblocks = 1;
+    calls[ncalls].ks_at = nblocks_logged;
+    memcpy(ks_log + nblocks_logged * CHACHA_BLOCK_BYTES, key,
+           CHACHA_BLOCK_BYTES);
+    nblocks_logged++;
+    ncalls++;
+    room--;
+    if (ncalls == LOG_CALLS || nblocks == 0)
+        return;
+    st[CHACHA_COUNTER_WORD]++;
+    memcpy(calls[ncalls].st, st, sizeof(st));
+    calls[ncalls].nblocks = nblocks < room ? nblocks : room;
+    calls[ncalls].ks_at = nblocks_logged;
+    memcpy(ks_log + nblocks_logged * CHACHA_BLOCK_BYTES, out,
+           calls[ncalls].nblocks * CHACHA_BLOCK_BYTES);
+    nblocks_logged += calls[ncalls].nblocks;
+    ncalls++;
+}
+
 static struct chacha_impl recording;
 
 /* Everything an operation reads and writes lives here, off the stack. */
@@ -66,8 +98,17 @@ static struct op {
     size_t n, adinlen, elen;
     int kind;
 } op;
-enum { KERNEL, INSTANTIATE, GENERATE, GENERATE_FAST, RESEED, PLANT };
+enum {
+    KERNEL,
+    KERNEL_KEY,
+    INSTANTIATE,
+    GENERATE,
+    GENERATE_FAST,
+    RESEED,
+    PLANT
+};
 static uint8_t out[12000], seed[CHACHA_DRBG_SEED_BYTES], adin[60];
+static uint8_t keyblk[CHACHA_BLOCK_BYTES];
 static struct ss_snapshot snap;
 static struct ss_needles needles;
 
@@ -92,8 +133,23 @@ static __attribute__((noinline)) void marked_kernel_call(void)
 {
     volatile uint32_t mark = 0x6d61726bu; /* "mark", no secret */
 
-    real->blocks(out, op.st, op.n);
+    if (op.kind == KERNEL_KEY)
+        real->blocks_key(keyblk, out, op.st, op.n);
+    else
+        real->blocks(out, op.st, op.n);
     __asm__ __volatile__("" : : "r"(&mark) : "memory");
+}
+
+/* The needles of a keyed batch from |st|: block 0 in |key|, then |out|. */
+static void add_keyed_blocks(const uint32_t st[16], const uint8_t *key,
+                             const uint8_t *o, size_t n)
+{
+    static uint32_t next[16];
+
+    ss_add_blocks(&needles, st, key, 1);
+    memcpy(next, st, sizeof(next));
+    next[CHACHA_COUNTER_WORD]++;
+    ss_add_blocks(&needles, next, o, n);
 }
 
 static void run_op(void *arg)
@@ -101,6 +157,7 @@ static void run_op(void *arg)
     (void)arg;
     switch (op.kind) {
     case KERNEL:
+    case KERNEL_KEY:
         marked_kernel_call();
         break;
     case INSTANTIATE:
@@ -136,10 +193,12 @@ static void check_op(int expect_hit)
     ss_run(run_op, NULL, &snap);
 
     /* the needles are made only now: their making must not be scanned */
-    if (op.kind == KERNEL || op.kind == PLANT) {
+    if (op.kind == KERNEL || op.kind == KERNEL_KEY || op.kind == PLANT) {
         ss_add_state(&needles, op.st);
         if (op.kind == KERNEL)
             ss_add_blocks(&needles, op.st, out, op.n);
+        if (op.kind == KERNEL_KEY)
+            add_keyed_blocks(op.st, keyblk, out, op.n);
     }
     for (i = 0; i < ncalls; i++) {
         ss_add_state(&needles, calls[i].st);
@@ -178,6 +237,8 @@ static void check_op(int expect_hit)
 static void test_kernel(void)
 {
     static const size_t sizes[] = { 1, 4, 16, 67 };
+    /* each path of a keyed batch: alone, beside one pass, then the rest */
+    static const size_t key_sizes[] = { 0, 3, 15, 16, 17, 40, 67 };
     uint8_t key[32], nonce[12];
     size_t i;
     char what[64];
@@ -193,6 +254,15 @@ static void test_kernel(void)
         op.n = sizes[i];
         snprintf(what, sizeof(what), "%s kernel, %zu blocks", real->name,
                  sizes[i]);
+        op.what = what;
+        check_op(0);
+    }
+    for (i = 0; i < sizeof(key_sizes) / sizeof(key_sizes[0]); i++) {
+        chacha_state_init(op.st, key, (uint32_t)i * 1000 + 77, nonce);
+        op.kind = KERNEL_KEY;
+        op.n = key_sizes[i];
+        snprintf(what, sizeof(what), "%s keyed batch, 1 + %zu blocks",
+                 real->name, key_sizes[i]);
         op.what = what;
         check_op(0);
     }
@@ -238,6 +308,7 @@ static void test_registers(void)
 {
     /* 3: every register set of the SIMD kernels' short-call paths */
     static const size_t sizes[] = { 1, 3, 16 };
+    static const size_t key_sizes[] = { 0, 3, 15, 16, 17, 40 };
     static uint32_t dump[RD_WORDS];
     uint8_t key[32], nonce[12];
     uint32_t what = 0;
@@ -269,6 +340,35 @@ static void test_registers(void)
               real->name, sizes[i]);
 #endif
     }
+#ifdef RD_KEYED
+    for (i = 0; i < sizeof(key_sizes) / sizeof(key_sizes[0]); i++) {
+        uint64_t saved[RD_SAVED];
+        size_t r, bad_saved = 0;
+
+        chacha_state_init(op.st, key, 9, nonce);
+        rd_call_key(real->blocks_key, keyblk, out, op.st, key_sizes[i], dump);
+        needles.n = 0;
+        ss_add_state(&needles, op.st);
+        add_keyed_blocks(op.st, keyblk, out, key_sizes[i]);
+        hits = reg_hits(dump, &what);
+        if (hits != 0)
+            tu_diag("%s keyed batch, 1 + %zu blocks: %zu secret words in "
+                    "registers, first %08x",
+                    real->name, key_sizes[i], hits, (unsigned)what);
+        TU_OK(hits == 0,
+              "%s keyed batch, 1 + %zu blocks: no secret word left in a "
+              "call-clobbered register",
+              real->name, key_sizes[i]);
+        rd_call_key_saved(real->blocks_key, keyblk, out, op.st, key_sizes[i],
+                          saved);
+        for (r = 0; r < RD_SAVED; r++)
+            bad_saved += saved[r] != rd_saved_pattern(r);
+        TU_OK(bad_saved == 0,
+              "%s keyed batch, 1 + %zu blocks: rbx, rbp and r12-r15 come "
+              "back as the caller left them",
+              real->name, key_sizes[i]);
+    }
+#endif
 #ifdef RD_SAVED
     TU_OK(!saved_kept(rd_clobbering_kernel, op.st, 1),
           "the callee-saved check finds a kernel that changes r13");
@@ -328,11 +428,15 @@ static void test_generator(void)
 
     op.adinlen = 0;
     op.n = 3000;
-    op.what = "generate 3000 bytes (direct, one wide call)";
+    op.what = "generate 3000 bytes (direct, a keyed batch and a last block)";
     check_op(0);
 
     op.n = sizeof(out);
-    op.what = "generate 12000 bytes (direct, straight into the output)";
+    op.what = "generate 12000 bytes (direct, a keyed batch and a last block)";
+    check_op(0);
+
+    op.n = 1024;
+    op.what = "generate 1024 bytes (direct, one keyed batch)";
     check_op(0);
 
     op.kind = RESEED;
@@ -350,6 +454,7 @@ static void body(void)
     real = tu_impl_under_test();
     recording = *real;
     recording.blocks = recording_blocks;
+    recording.blocks_key = recording_blocks_key;
     test_registers();
     if (!ss_possible(&why)) {
         tu_skip("dead-stack scan: %s", why);

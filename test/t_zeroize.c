@@ -481,7 +481,7 @@ end:
  */
 static struct ss_needles needles;
 static struct ss_snapshot snap;
-static uint8_t model_ks[(CHACHA_DRBG_WIDE_BLOCKS + 128) * CHACHA_BLOCK_BYTES];
+static uint8_t model_ks[192 * CHACHA_BLOCK_BYTES]; /* the largest call */
 
 static void model_blocks(uint32_t st[16], size_t nblocks)
 {

@@ -47,6 +47,16 @@ void rd_call_saved(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
 
 /* A careless kernel: computes nothing, returns with r13 changed. */
 chacha_blocks_fn rd_clobbering_kernel;
+
+/* The keyed batch: as rd_call() and rd_call_saved(), for
+ * |fn|(|key|, |out|, |state|, |nblocks|). */
+#define RD_KEYED 1
+void rd_call_key(chacha_blocks_key_fn *fn, uint8_t *key, uint8_t *out,
+                 const uint32_t *state, size_t nblocks,
+                 uint32_t dump[RD_WORDS]);
+void rd_call_key_saved(chacha_blocks_key_fn *fn, uint8_t *key, uint8_t *out,
+                       const uint32_t *state, size_t nblocks,
+                       uint64_t saved[RD_SAVED]);
 #endif
 
 #endif
