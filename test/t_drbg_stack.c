@@ -308,7 +308,9 @@ static void test_registers(void)
 {
     /* 3: every register set of the SIMD kernels' short-call paths */
     static const size_t sizes[] = { 1, 3, 16 };
+#ifdef RD_KEYED
     static const size_t key_sizes[] = { 0, 3, 15, 16, 17, 40 };
+#endif
     static uint32_t dump[RD_WORDS];
     uint8_t key[32], nonce[12];
     uint32_t what = 0;
