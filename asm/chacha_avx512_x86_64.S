@@ -368,6 +368,53 @@
 .endm
 
 /*
+ * The end of a two-state pass, all 32 registers live: the feed-forward of
+ * both states (two of the upper state's registers parked in the red zone
+ * to get temporaries), the lower state transposed and stored with those
+ * two alone, then the upper state's blocks 16 + b from zmm(16 + b), as
+ * many as were asked for, leaving for \done once they are stored.
+ */
+.macro PAIR_FINISH done
+        FEEDFWD_HI
+        vmovdqu64 %zmm30, -64(%rsp)
+        vmovdqu64 %zmm31, -128(%rsp)
+        vpbroadcastd %r8d, %zmm31
+        vpaddd .Liota(%rip), %zmm31, %zmm30
+        vpaddd .Liota+64(%rip), %zmm31, %zmm31
+        vpaddd %zmm30, %zmm12, %zmm12
+        vpaddd %zmm31, %zmm28, %zmm28
+        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,13,14,15
+        FFW     z, 16, \i, \i
+        .endr
+        UNPACK4_2T 0, 1, 2, 3, 30, 31
+        UNPACK4_2T 4, 5, 6, 7, 30, 31
+        UNPACK4_2T 8, 9, 10, 11, 30, 31
+        UNPACK4_2T 12, 13, 14, 15, 30, 31
+        LANES4_2T 0, 2, 6, 10, 14, 30, 31
+        LANES4_2T 1, 3, 7, 11, 15, 30, 31
+        LANES4_2T 2, 0, 4, 8, 12, 30, 31
+        LANES4_2T 3, 1, 5, 9, 13, 30, 31
+
+        /* Upper state: zmm0-15 are free now; block 16 + b ends in
+         * zmm(16 + b). */
+        vmovdqu64 -64(%rsp), %zmm30
+        vmovdqu64 -128(%rsp), %zmm31
+        UNPACK4 z, 16, 17, 18, 19, 0, 1, 2, 3
+        UNPACK4 z, 20, 21, 22, 23, 4, 5, 6, 7
+        UNPACK4 z, 24, 25, 26, 27, 8, 9, 10, 11
+        UNPACK4 z, 28, 29, 30, 31, 12, 13, 14, 15
+        LANES4  16, 20, 24, 28, 0, 1, 2, 3
+        LANES4  17, 21, 25, 29, 4, 5, 6, 7
+        LANES4  18, 22, 26, 30, 8, 9, 10, 11
+        LANES4  19, 23, 27, 31, 12, 13, 14, 15
+        STORE_Z 16
+        .irp    b, 17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+        NEED    \b, \done
+        STORE_Z \b
+        .endr
+.endm
+
+/*
  * Row path (2..4 blocks): "horizontal" -- each 128-bit lane holds one row
  * of a block's 4x4 state (a = words 0..3, b = 4..7, c = 8..11,
  * d = 12..15), the low lane block k and the high lane block k + 1, so four
@@ -493,44 +540,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx512)
          * get temporaries; the lower state is then transposed and stored
          * with those two alone.
          */
-        FEEDFWD_HI
-        vmovdqu64 %zmm30, -64(%rsp)
-        vmovdqu64 %zmm31, -128(%rsp)
-        vpbroadcastd %r8d, %zmm31
-        vpaddd .Liota(%rip), %zmm31, %zmm30
-        vpaddd .Liota+64(%rip), %zmm31, %zmm31
-        vpaddd %zmm30, %zmm12, %zmm12
-        vpaddd %zmm31, %zmm28, %zmm28
-        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,13,14,15
-        FFW     z, 16, \i, \i
-        .endr
-
-        UNPACK4_2T 0, 1, 2, 3, 30, 31
-        UNPACK4_2T 4, 5, 6, 7, 30, 31
-        UNPACK4_2T 8, 9, 10, 11, 30, 31
-        UNPACK4_2T 12, 13, 14, 15, 30, 31
-        LANES4_2T 0, 2, 6, 10, 14, 30, 31
-        LANES4_2T 1, 3, 7, 11, 15, 30, 31
-        LANES4_2T 2, 0, 4, 8, 12, 30, 31
-        LANES4_2T 3, 1, 5, 9, 13, 30, 31
-
-        /* Upper state: zmm0-15 are free now; block 16 + b ends in
-         * zmm(16 + b). */
-        vmovdqu64 -64(%rsp), %zmm30
-        vmovdqu64 -128(%rsp), %zmm31
-        UNPACK4 z, 16, 17, 18, 19, 0, 1, 2, 3
-        UNPACK4 z, 20, 21, 22, 23, 4, 5, 6, 7
-        UNPACK4 z, 24, 25, 26, 27, 8, 9, 10, 11
-        UNPACK4 z, 28, 29, 30, 31, 12, 13, 14, 15
-        LANES4  16, 20, 24, 28, 0, 1, 2, 3
-        LANES4  17, 21, 25, 29, 4, 5, 6, 7
-        LANES4  18, 22, 26, 30, 8, 9, 10, 11
-        LANES4  19, 23, 27, 31, 12, 13, 14, 15
-        STORE_Z 16
-        .irp    b, 17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
-        NEED    \b, .Ldone
-        STORE_Z \b
-        .endr
+        PAIR_FINISH .Ldone
 
         cmpq    $32, %rdx
         jbe     .Ldone
@@ -743,14 +753,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx512)
         /* No other block: the key block alone. */
 .Lkey_alone:
         movq    %rdx, %rbp
-        B1_LOAD
-        .p2align 4
-1:
-        B1_COLUMNS
-        B1_DIAGONALS
-        decl    %ebp
-        jnz     1b
-        B1_FINISH
+        B1_BODY
         addq    $K_FRAME, %rsp
         .cfi_adjust_cfa_offset -K_FRAME
         B1_POP
@@ -790,40 +793,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx512)
 
         /* From here as .Lloop32 after its rounds, the red zone below the
          * frame parking two registers. */
-        FEEDFWD_HI
-        vmovdqu64 %zmm30, -64(%rsp)
-        vmovdqu64 %zmm31, -128(%rsp)
-        vpbroadcastd %r8d, %zmm31
-        vpaddd .Liota(%rip), %zmm31, %zmm30
-        vpaddd .Liota+64(%rip), %zmm31, %zmm31
-        vpaddd %zmm30, %zmm12, %zmm12
-        vpaddd %zmm31, %zmm28, %zmm28
-        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,13,14,15
-        FFW     z, 16, \i, \i
-        .endr
-        UNPACK4_2T 0, 1, 2, 3, 30, 31
-        UNPACK4_2T 4, 5, 6, 7, 30, 31
-        UNPACK4_2T 8, 9, 10, 11, 30, 31
-        UNPACK4_2T 12, 13, 14, 15, 30, 31
-        LANES4_2T 0, 2, 6, 10, 14, 30, 31
-        LANES4_2T 1, 3, 7, 11, 15, 30, 31
-        LANES4_2T 2, 0, 4, 8, 12, 30, 31
-        LANES4_2T 3, 1, 5, 9, 13, 30, 31
-        vmovdqu64 -64(%rsp), %zmm30
-        vmovdqu64 -128(%rsp), %zmm31
-        UNPACK4 z, 16, 17, 18, 19, 0, 1, 2, 3
-        UNPACK4 z, 20, 21, 22, 23, 4, 5, 6, 7
-        UNPACK4 z, 24, 25, 26, 27, 8, 9, 10, 11
-        UNPACK4 z, 28, 29, 30, 31, 12, 13, 14, 15
-        LANES4  16, 20, 24, 28, 0, 1, 2, 3
-        LANES4  17, 21, 25, 29, 4, 5, 6, 7
-        LANES4  18, 22, 26, 30, 8, 9, 10, 11
-        LANES4  19, 23, 27, 31, 12, 13, 14, 15
-        STORE_Z 16
-        .irp    b, 17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
-        NEED    \b, .Lkey_pair_stored
-        STORE_Z \b
-        .endr
+        PAIR_FINISH .Lkey_pair_stored
 .Lkey_pair_stored:
         /* The red-zone copies: keystream. */
         vpxord  %xmm16, %xmm16, %xmm16

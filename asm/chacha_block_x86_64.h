@@ -233,13 +233,8 @@
         movq    %rax, B1_ST(%rsp)
 .endm
 
-.macro CHACHA_BLOCK1_GPR
-        B1_PUSH
-        subq    $B1_FRAME, %rsp
-        .cfi_adjust_cfa_offset B1_FRAME
-        movq    %rdi, B1_OUT(%rsp)
-        movq    %rsi, B1_ST(%rsp)
-        movq    %rsi, %rbp
+/* One whole block, rbp pointing at the state: load, rounds, finish. */
+.macro B1_BODY
         B1_LOAD
         .p2align 4
 1:
@@ -248,6 +243,16 @@
         decl    %ebp
         jnz     1b
         B1_FINISH
+.endm
+
+.macro CHACHA_BLOCK1_GPR
+        B1_PUSH
+        subq    $B1_FRAME, %rsp
+        .cfi_adjust_cfa_offset B1_FRAME
+        movq    %rdi, B1_OUT(%rsp)
+        movq    %rsi, B1_ST(%rsp)
+        movq    %rsi, %rbp
+        B1_BODY
         addq    $B1_FRAME, %rsp
         .cfi_adjust_cfa_offset -B1_FRAME
         B1_POP

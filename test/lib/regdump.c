@@ -10,6 +10,86 @@
 #include "regdump.h"
 
 #if defined(__x86_64__) && defined(__ELF__)
+/*
+ * The parts rd_call and rd_call_key share: clear the scratch registers
+ * the arguments left alone and every xmm register, call the kernel in rax,
+ * store the registers into the dump that rbx holds, return.
+ */
+#define RD_CLEAR_CALL_DUMP                                                     \
+    "  xor %r9d, %r9d\n"                                                       \
+    "  xor %r10d, %r10d\n"                                                     \
+    "  xor %r11d, %r11d\n"                                                     \
+    "  pxor %xmm0, %xmm0\n"                                                    \
+    "  pxor %xmm1, %xmm1\n"                                                    \
+    "  pxor %xmm2, %xmm2\n"                                                    \
+    "  pxor %xmm3, %xmm3\n"                                                    \
+    "  pxor %xmm4, %xmm4\n"                                                    \
+    "  pxor %xmm5, %xmm5\n"                                                    \
+    "  pxor %xmm6, %xmm6\n"                                                    \
+    "  pxor %xmm7, %xmm7\n"                                                    \
+    "  pxor %xmm8, %xmm8\n"                                                    \
+    "  pxor %xmm9, %xmm9\n"                                                    \
+    "  pxor %xmm10, %xmm10\n"                                                  \
+    "  pxor %xmm11, %xmm11\n"                                                  \
+    "  pxor %xmm12, %xmm12\n"                                                  \
+    "  pxor %xmm13, %xmm13\n"                                                  \
+    "  pxor %xmm14, %xmm14\n"                                                  \
+    "  pxor %xmm15, %xmm15\n"                                                  \
+    "  call *%rax\n"                                                           \
+    "  movdqu %xmm0, 0(%rbx)\n"                                                \
+    "  movdqu %xmm1, 16(%rbx)\n"                                               \
+    "  movdqu %xmm2, 32(%rbx)\n"                                               \
+    "  movdqu %xmm3, 48(%rbx)\n"                                               \
+    "  movdqu %xmm4, 64(%rbx)\n"                                               \
+    "  movdqu %xmm5, 80(%rbx)\n"                                               \
+    "  movdqu %xmm6, 96(%rbx)\n"                                               \
+    "  movdqu %xmm7, 112(%rbx)\n"                                              \
+    "  movdqu %xmm8, 128(%rbx)\n"                                              \
+    "  movdqu %xmm9, 144(%rbx)\n"                                              \
+    "  movdqu %xmm10, 160(%rbx)\n"                                             \
+    "  movdqu %xmm11, 176(%rbx)\n"                                             \
+    "  movdqu %xmm12, 192(%rbx)\n"                                             \
+    "  movdqu %xmm13, 208(%rbx)\n"                                             \
+    "  movdqu %xmm14, 224(%rbx)\n"                                             \
+    "  movdqu %xmm15, 240(%rbx)\n"                                             \
+    "  mov %rax, 256(%rbx)\n"                                                  \
+    "  mov %rcx, 264(%rbx)\n"                                                  \
+    "  mov %rdx, 272(%rbx)\n"                                                  \
+    "  mov %rsi, 280(%rbx)\n"                                                  \
+    "  mov %rdi, 288(%rbx)\n"                                                  \
+    "  mov %r8, 296(%rbx)\n"                                                   \
+    "  mov %r9, 304(%rbx)\n"                                                   \
+    "  mov %r10, 312(%rbx)\n"                                                  \
+    "  mov %r11, 320(%rbx)\n"                                                  \
+    "  pop %rbx\n"                                                             \
+    "  ret\n"
+
+/* The callee-saved registers set to rd_saved_pattern(), then the call. */
+#define RD_PATTERN_CALL                                                        \
+    "  movabs $0x5a17c3e90b2d4f60, %rbx\n"                                     \
+    "  movabs $0x5b18c4ea0c2e5061, %rbp\n"                                     \
+    "  movabs $0x5c19c5eb0d2f5162, %r12\n"                                     \
+    "  movabs $0x5d1ac6ec0e305263, %r13\n"                                     \
+    "  movabs $0x5e1bc7ed0f315364, %r14\n"                                     \
+    "  movabs $0x5f1cc8ee10325465, %r15\n"                                     \
+    "  call *%rax\n"
+
+/* Those registers into the array at |reg| (just popped), then return. */
+#define RD_STORE_SAVED(reg)                                                    \
+    "  mov %rbx, 0(%" reg ")\n"                                                \
+    "  mov %rbp, 8(%" reg ")\n"                                                \
+    "  mov %r12, 16(%" reg ")\n"                                               \
+    "  mov %r13, 24(%" reg ")\n"                                               \
+    "  mov %r14, 32(%" reg ")\n"                                               \
+    "  mov %r15, 40(%" reg ")\n"                                               \
+    "  pop %r15\n"                                                             \
+    "  pop %r14\n"                                                             \
+    "  pop %r13\n"                                                             \
+    "  pop %r12\n"                                                             \
+    "  pop %rbp\n"                                                             \
+    "  pop %rbx\n"                                                             \
+    "  ret\n"
+
 /* rdi fn, rsi out, rdx state, rcx nblocks, r8 dump */
 __asm__(".pushsection .text\n"
         ".globl rd_call\n"
@@ -22,55 +102,7 @@ __asm__(".pushsection .text\n"
         "  mov %rdx, %rsi\n"
         "  mov %rcx, %rdx\n"
         "  xor %ecx, %ecx\n"
-        "  xor %r8d, %r8d\n"
-        "  xor %r9d, %r9d\n"
-        "  xor %r10d, %r10d\n"
-        "  xor %r11d, %r11d\n"
-        "  pxor %xmm0, %xmm0\n"
-        "  pxor %xmm1, %xmm1\n"
-        "  pxor %xmm2, %xmm2\n"
-        "  pxor %xmm3, %xmm3\n"
-        "  pxor %xmm4, %xmm4\n"
-        "  pxor %xmm5, %xmm5\n"
-        "  pxor %xmm6, %xmm6\n"
-        "  pxor %xmm7, %xmm7\n"
-        "  pxor %xmm8, %xmm8\n"
-        "  pxor %xmm9, %xmm9\n"
-        "  pxor %xmm10, %xmm10\n"
-        "  pxor %xmm11, %xmm11\n"
-        "  pxor %xmm12, %xmm12\n"
-        "  pxor %xmm13, %xmm13\n"
-        "  pxor %xmm14, %xmm14\n"
-        "  pxor %xmm15, %xmm15\n"
-        "  call *%rax\n"
-        "  movdqu %xmm0, 0(%rbx)\n"
-        "  movdqu %xmm1, 16(%rbx)\n"
-        "  movdqu %xmm2, 32(%rbx)\n"
-        "  movdqu %xmm3, 48(%rbx)\n"
-        "  movdqu %xmm4, 64(%rbx)\n"
-        "  movdqu %xmm5, 80(%rbx)\n"
-        "  movdqu %xmm6, 96(%rbx)\n"
-        "  movdqu %xmm7, 112(%rbx)\n"
-        "  movdqu %xmm8, 128(%rbx)\n"
-        "  movdqu %xmm9, 144(%rbx)\n"
-        "  movdqu %xmm10, 160(%rbx)\n"
-        "  movdqu %xmm11, 176(%rbx)\n"
-        "  movdqu %xmm12, 192(%rbx)\n"
-        "  movdqu %xmm13, 208(%rbx)\n"
-        "  movdqu %xmm14, 224(%rbx)\n"
-        "  movdqu %xmm15, 240(%rbx)\n"
-        "  mov %rax, 256(%rbx)\n"
-        "  mov %rcx, 264(%rbx)\n"
-        "  mov %rdx, 272(%rbx)\n"
-        "  mov %rsi, 280(%rbx)\n"
-        "  mov %rdi, 288(%rbx)\n"
-        "  mov %r8, 296(%rbx)\n"
-        "  mov %r9, 304(%rbx)\n"
-        "  mov %r10, 312(%rbx)\n"
-        "  mov %r11, 320(%rbx)\n"
-        "  pop %rbx\n"
-        "  ret\n"
-        ".size rd_call, .-rd_call\n"
+        "  xor %r8d, %r8d\n" RD_CLEAR_CALL_DUMP ".size rd_call, .-rd_call\n"
         ".globl rd_leaky_kernel\n"
         ".type rd_leaky_kernel, @function\n"
         "rd_leaky_kernel:\n"
@@ -98,36 +130,15 @@ __asm__(".pushsection .text\n"
         "  mov %rdi, %rax\n"
         "  mov %rsi, %rdi\n"
         "  mov %rdx, %rsi\n"
-        "  mov %rcx, %rdx\n"
-        "  movabs $0x5a17c3e90b2d4f60, %rbx\n"
-        "  movabs $0x5b18c4ea0c2e5061, %rbp\n"
-        "  movabs $0x5c19c5eb0d2f5162, %r12\n"
-        "  movabs $0x5d1ac6ec0e305263, %r13\n"
-        "  movabs $0x5e1bc7ed0f315364, %r14\n"
-        "  movabs $0x5f1cc8ee10325465, %r15\n"
-        "  call *%rax\n"
-        "  pop %r8\n"
-        "  mov %rbx, 0(%r8)\n"
-        "  mov %rbp, 8(%r8)\n"
-        "  mov %r12, 16(%r8)\n"
-        "  mov %r13, 24(%r8)\n"
-        "  mov %r14, 32(%r8)\n"
-        "  mov %r15, 40(%r8)\n"
-        "  pop %r15\n"
-        "  pop %r14\n"
-        "  pop %r13\n"
-        "  pop %r12\n"
-        "  pop %rbp\n"
-        "  pop %rbx\n"
-        "  ret\n"
-        ".size rd_call_saved, .-rd_call_saved\n"
-        ".globl rd_clobbering_kernel\n"
-        ".type rd_clobbering_kernel, @function\n"
-        "rd_clobbering_kernel:\n"
-        "  not %r13\n"
-        "  ret\n"
-        ".size rd_clobbering_kernel, .-rd_clobbering_kernel\n"
-        ".popsection\n");
+        "  mov %rcx, %rdx\n" RD_PATTERN_CALL "  pop %r8\n" RD_STORE_SAVED(
+            "r8") ".size rd_call_saved, .-rd_call_saved\n"
+                  ".globl rd_clobbering_kernel\n"
+                  ".type rd_clobbering_kernel, @function\n"
+                  "rd_clobbering_kernel:\n"
+                  "  not %r13\n"
+                  "  ret\n"
+                  ".size rd_clobbering_kernel, .-rd_clobbering_kernel\n"
+                  ".popsection\n");
 /* rdi fn, rsi key, rdx out, rcx state, r8 nblocks, r9 dump */
 __asm__(".pushsection .text\n"
         ".globl rd_call_key\n"
@@ -140,54 +151,7 @@ __asm__(".pushsection .text\n"
         "  mov %rdx, %rsi\n"
         "  mov %rcx, %rdx\n"
         "  mov %r8, %rcx\n"
-        "  xor %r8d, %r8d\n"
-        "  xor %r9d, %r9d\n"
-        "  xor %r10d, %r10d\n"
-        "  xor %r11d, %r11d\n"
-        "  pxor %xmm0, %xmm0\n"
-        "  pxor %xmm1, %xmm1\n"
-        "  pxor %xmm2, %xmm2\n"
-        "  pxor %xmm3, %xmm3\n"
-        "  pxor %xmm4, %xmm4\n"
-        "  pxor %xmm5, %xmm5\n"
-        "  pxor %xmm6, %xmm6\n"
-        "  pxor %xmm7, %xmm7\n"
-        "  pxor %xmm8, %xmm8\n"
-        "  pxor %xmm9, %xmm9\n"
-        "  pxor %xmm10, %xmm10\n"
-        "  pxor %xmm11, %xmm11\n"
-        "  pxor %xmm12, %xmm12\n"
-        "  pxor %xmm13, %xmm13\n"
-        "  pxor %xmm14, %xmm14\n"
-        "  pxor %xmm15, %xmm15\n"
-        "  call *%rax\n"
-        "  movdqu %xmm0, 0(%rbx)\n"
-        "  movdqu %xmm1, 16(%rbx)\n"
-        "  movdqu %xmm2, 32(%rbx)\n"
-        "  movdqu %xmm3, 48(%rbx)\n"
-        "  movdqu %xmm4, 64(%rbx)\n"
-        "  movdqu %xmm5, 80(%rbx)\n"
-        "  movdqu %xmm6, 96(%rbx)\n"
-        "  movdqu %xmm7, 112(%rbx)\n"
-        "  movdqu %xmm8, 128(%rbx)\n"
-        "  movdqu %xmm9, 144(%rbx)\n"
-        "  movdqu %xmm10, 160(%rbx)\n"
-        "  movdqu %xmm11, 176(%rbx)\n"
-        "  movdqu %xmm12, 192(%rbx)\n"
-        "  movdqu %xmm13, 208(%rbx)\n"
-        "  movdqu %xmm14, 224(%rbx)\n"
-        "  movdqu %xmm15, 240(%rbx)\n"
-        "  mov %rax, 256(%rbx)\n"
-        "  mov %rcx, 264(%rbx)\n"
-        "  mov %rdx, 272(%rbx)\n"
-        "  mov %rsi, 280(%rbx)\n"
-        "  mov %rdi, 288(%rbx)\n"
-        "  mov %r8, 296(%rbx)\n"
-        "  mov %r9, 304(%rbx)\n"
-        "  mov %r10, 312(%rbx)\n"
-        "  mov %r11, 320(%rbx)\n"
-        "  pop %rbx\n"
-        "  ret\n"
+        "  xor %r8d, %r8d\n" RD_CLEAR_CALL_DUMP
         ".size rd_call_key, .-rd_call_key\n"
         ".popsection\n");
 
@@ -207,30 +171,9 @@ __asm__(".pushsection .text\n"
         "  mov %rsi, %rdi\n"
         "  mov %rdx, %rsi\n"
         "  mov %rcx, %rdx\n"
-        "  mov %r8, %rcx\n"
-        "  movabs $0x5a17c3e90b2d4f60, %rbx\n"
-        "  movabs $0x5b18c4ea0c2e5061, %rbp\n"
-        "  movabs $0x5c19c5eb0d2f5162, %r12\n"
-        "  movabs $0x5d1ac6ec0e305263, %r13\n"
-        "  movabs $0x5e1bc7ed0f315364, %r14\n"
-        "  movabs $0x5f1cc8ee10325465, %r15\n"
-        "  call *%rax\n"
-        "  pop %r9\n"
-        "  mov %rbx, 0(%r9)\n"
-        "  mov %rbp, 8(%r9)\n"
-        "  mov %r12, 16(%r9)\n"
-        "  mov %r13, 24(%r9)\n"
-        "  mov %r14, 32(%r9)\n"
-        "  mov %r15, 40(%r9)\n"
-        "  pop %r15\n"
-        "  pop %r14\n"
-        "  pop %r13\n"
-        "  pop %r12\n"
-        "  pop %rbp\n"
-        "  pop %rbx\n"
-        "  ret\n"
-        ".size rd_call_key_saved, .-rd_call_key_saved\n"
-        ".popsection\n");
+        "  mov %r8, %rcx\n" RD_PATTERN_CALL "  pop %r9\n" RD_STORE_SAVED(
+            "r9") ".size rd_call_key_saved, .-rd_call_key_saved\n"
+                  ".popsection\n");
 #elif defined(__aarch64__) && defined(__ELF__)
 /*
  * x0 fn, x1 out, x2 state, x3 nblocks, x4 dump; bti c is a no-op without
