@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* glibc 2.32+: false from the first thread the process ever created on */
@@ -259,6 +260,110 @@ static int config_random(char *buf, size_t len)
     return found;
 }
 
+/*
+ * What libcrypto would make its primary DRBG from now: the stored name
+ * (or "CTR-DRBG" where none is stored) and whether properties are stored.
+ * A provider cannot read that setting back, but libcrypto names both in
+ * the error it raises when the primary's fetch fails, and here it must
+ * fail: we run in our init, before the core has activated us, and no other
+ * provider is active (alone()).  RAND_get0_primary keeps nothing of a
+ * failed attempt, so it tries again at the application's first RAND call.
+ *
+ * The thread's error queue is the probe's scratch: what the application
+ * left in it is taken out first and raised again afterwards, the same
+ * codes, places and texts in the same order (marks it set are not kept).
+ * Returns 1 with |name| filled in, 0 if the error did not say (a wording
+ * this libcrypto does not use), -1 if the fetch succeeded after all (the
+ * primary exists now, made from the application's choice).
+ */
+#define SAVED_ERRORS 16 /* ERR_NUM_ERRORS: a queue holds no more */
+
+struct saved_error {
+    unsigned long code;
+    int line, has_data;
+    char *file, *func, *data;
+};
+
+static size_t save_errors(struct saved_error *e)
+{
+    const char *file, *func, *data;
+    int line, flags;
+    unsigned long code;
+    size_t n = 0;
+
+    while (n < SAVED_ERRORS
+           && (code = ERR_get_error_all(&file, &line, &func, &data, &flags))
+                  != 0) {
+        /* the queue's own copies are reused by the next error: copy now */
+        e[n].code = code;
+        e[n].line = line;
+        e[n].has_data = (flags & ERR_TXT_STRING) != 0 && data[0] != '\0';
+        e[n].file = strdup(file);
+        e[n].func = strdup(func);
+        e[n].data = e[n].has_data ? strdup(data) : NULL;
+        n++;
+    }
+    return n;
+}
+
+static void restore_errors(struct saved_error *e, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        ERR_new();
+        ERR_set_debug(e[i].file, e[i].line, e[i].func);
+        if (e[i].has_data && e[i].data != NULL)
+            ERR_set_error(ERR_GET_LIB(e[i].code), ERR_GET_REASON(e[i].code),
+                          "%s", e[i].data);
+        else
+            ERR_set_error(ERR_GET_LIB(e[i].code), ERR_GET_REASON(e[i].code),
+                          NULL);
+        free(e[i].file);
+        free(e[i].func);
+        free(e[i].data);
+    }
+}
+
+/* "<context>, Algorithm (NAME : ID), Properties (PROPS)" (evp_fetch.c) */
+static int fetch_error_says(const char *data, char *name, size_t len,
+                            int *has_props)
+{
+    static const char alg[] = "Algorithm (", props[] = "), Properties (";
+    const char *a = strstr(data, alg), *colon, *p;
+
+    if (a == NULL)
+        return 0;
+    a += sizeof(alg) - 1;
+    colon = strstr(a, " : ");
+    p = strstr(a, props);
+    if (colon == NULL || p == NULL || colon > p)
+        return 0;
+    snprintf(name, len, "%.*s", (int)(colon - a), a);
+    *has_props = strcmp(p + sizeof(props) - 1, "<null>)") != 0;
+    return 1;
+}
+
+static int stored_choice(OSSL_LIB_CTX *libctx, char *name, size_t len,
+                         int *has_props)
+{
+    struct saved_error saved[SAVED_ERRORS];
+    size_t nsaved = save_errors(saved);
+    const char *data;
+    int flags, found = 0;
+
+    if (RAND_get0_primary(libctx) != NULL) {
+        found = -1;
+    } else {
+        while (ERR_get_error_all(NULL, NULL, NULL, &data, &flags) != 0)
+            if (!found && (flags & ERR_TXT_STRING) != 0)
+                found = fetch_error_says(data, name, len, has_props);
+    }
+    ERR_clear_error();
+    restore_errors(saved, nsaved);
+    return found;
+}
+
 struct census {
     int others;
 };
@@ -369,7 +474,7 @@ static const char *left_alone_because(CHACHARNG_PROV_CTX *prov,
 {
     static char why[192];
     char random[64];
-    int has_random;
+    int has_random, has_props = 0;
 
     /* the order matters: nothing of ours touches a foreign core's context */
     if (!same_libcrypto(get_libctx))
@@ -394,7 +499,21 @@ static const char *left_alone_because(CHACHARNG_PROV_CTX *prov,
                "libcrypto's DRBG settings)";
     if (!alone(*libctx))
         return "left alone (another provider is active)";
-    return NULL;
+    switch (stored_choice(*libctx, random, sizeof(random), &has_props)) {
+    case 1:
+        if (strcasecmp(random, "CTR-DRBG") == 0 && !has_props)
+            return NULL; /* nothing chosen, or libcrypto's default by name */
+        snprintf(why, sizeof(why),
+                 "left alone (the application chose %s%s)", random,
+                 has_props ? " with properties" : "");
+        return why;
+    case -1:
+        return "left alone (libcrypto made its primary DRBG from the "
+               "application's choice)";
+    default:
+        return "left alone (libcrypto did not say which DRBG it would "
+               "make)";
+    }
 }
 
 int chacharng_library_rng_init(CHACHARNG_PROV_CTX *prov,

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <openssl/core_dispatch.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/provider.h>
@@ -470,6 +471,98 @@ static int sc_unload_then_new_thread(void)
     return ok && load(NULL, "default") != NULL && rand_in_new_thread();
 }
 
+/*
+ * The application's own DRBG choice (case 3 of the takeover review): made
+ * before chacharng is loaded, by RAND_set_DRBG_type or by a [random]
+ * section of a config file the application loaded itself, it must stand
+ * as stock libcrypto keeps it.
+ */
+#define HASH "HASH-DRBG @ default"
+
+static int choose_hash_drbg(void)
+{
+    if (RAND_set_DRBG_type(NULL, "HASH-DRBG", NULL, NULL, "SHA2-256"))
+        return 1;
+    say("RAND_set_DRBG_type failed");
+    return 0;
+}
+
+/* chosen, chacharng loaded and fetched, default loaded: HASH-DRBG */
+static int sc_app_choice_then_default(void)
+{
+    return choose_hash_drbg() && load(NULL, "chacharng") != NULL
+           && explicit_fetch_works(NULL) && load(NULL, "default") != NULL
+           && library_drbg_is(NULL, HASH);
+}
+
+/* chosen, chacharng alone: RAND_bytes fails, as no provider has HASH-DRBG */
+static int sc_app_choice_alone(void)
+{
+    return choose_hash_drbg() && load(NULL, "chacharng") != NULL
+           && rand_fails(NULL) && explicit_fetch_works(NULL);
+}
+
+/*
+ * The same with errors the application left in its queue: the choice is
+ * still seen, and the application's errors are still there, in order.
+ */
+static int sc_app_choice_errors_kept(void)
+{
+    const char *data;
+    int flags, ok;
+
+    ERR_raise_data(ERR_LIB_USER, 41, "first left by the application");
+    ERR_raise_data(ERR_LIB_USER, 42, "second left by the application");
+    ok = choose_hash_drbg() && load(NULL, "chacharng") != NULL;
+    if (ok && (ERR_GET_REASON(ERR_get_error_all(NULL, NULL, NULL, &data,
+                                                &flags)) != 41
+               || strcmp(data, "first left by the application") != 0
+               || ERR_GET_REASON(ERR_get_error_all(NULL, NULL, NULL, &data,
+                                                   &flags)) != 42
+               || strcmp(data, "second left by the application") != 0
+               || ERR_peek_error() != 0)) {
+        say("the application's error queue changed across the load:");
+        ERR_print_errors_fp(stderr);
+        ok = 0;
+    }
+    return ok && load(NULL, "default") != NULL && library_drbg_is(NULL, HASH);
+}
+
+/* the application loads a config file of its own naming HASH-DRBG */
+static int sc_app_config_then_default(void)
+{
+    static const char conf[] = "openssl_conf = app_init\n"
+                               "[app_init]\n"
+                               "random = app_random\n"
+                               "[app_random]\n"
+                               "random = HASH-DRBG\n"
+                               "digest = SHA2-256\n";
+    const char *tmp = getenv("TMPDIR");
+    char path[4096];
+    OPENSSL_INIT_SETTINGS *set = OPENSSL_INIT_new();
+    int fd, ok;
+
+    snprintf(path, sizeof(path), "%s/t_library_rng.XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+    fd = mkstemp(path);
+
+    ok = fd >= 0 && write(fd, conf, sizeof(conf) - 1) == sizeof(conf) - 1;
+    if (fd >= 0)
+        close(fd);
+    ok = ok && set != NULL && OPENSSL_INIT_set_config_filename(set, path)
+         && OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, set);
+    if (fd >= 0)
+        unlink(path);
+    OPENSSL_INIT_free(set);
+    if (!ok) {
+        say("the application's config file did not load");
+        ERR_print_errors_fp(stderr);
+        return 0;
+    }
+    return load(NULL, "chacharng") != NULL && explicit_fetch_works(NULL)
+           && load(NULL, "default") != NULL && library_drbg_is(NULL, HASH);
+}
+
 /* ------------------------------------------------------------------------
  * The driver: each scenario in a fresh process
  * ------------------------------------------------------------------------ */
@@ -530,6 +623,22 @@ static const struct scenario scenarios[] = {
     { "race-unload", sc_race_unload, NULL, "named as the library DRBG",
       "first RAND call in one thread while another unloads chacharng inside "
       "it: no freed string read, then default loaded, new threads work" },
+    { "app-choice-then-default", sc_app_choice_then_default, NULL,
+      "left alone (the application chose HASH-DRBG)",
+      "RAND_set_DRBG_type(HASH-DRBG), chacharng loaded and fetched, default "
+      "loaded: HASH-DRBG" },
+    { "app-choice-alone", sc_app_choice_alone, NULL,
+      "left alone (the application chose HASH-DRBG)",
+      "RAND_set_DRBG_type(HASH-DRBG), chacharng alone: RAND_bytes fails as "
+      "libcrypto's own would" },
+    { "app-choice-errors-kept", sc_app_choice_errors_kept, NULL,
+      "left alone (the application chose HASH-DRBG)",
+      "the same with errors in the application's queue: seen, and its "
+      "errors kept in order" },
+    { "app-config-then-default", sc_app_config_then_default, NULL,
+      "left alone (the application chose HASH-DRBG)",
+      "the application's own config file names HASH-DRBG, chacharng and "
+      "default loaded: HASH-DRBG" },
     { "unload-then-new-thread", sc_unload_then_new_thread, NULL,
       "named as the library DRBG",
       "alone, RAND_bytes, chacharng unloaded, default loaded: RAND_bytes "
