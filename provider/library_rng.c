@@ -9,8 +9,9 @@
  * before the primary DRBG exists.  It never registers under another
  * algorithm's name, and it does nothing at all in a private or child
  * library context, when a config file activated it or has a [random]
- * section, when the libcrypto that loaded it is not the one it is linked
- * with, or with CHACHARNG_LIBRARY_RNG=no.
+ * section, when the application chose a DRBG of its own, when the
+ * libcrypto that loaded it is not the one it is linked with, or with
+ * CHACHARNG_LIBRARY_RNG=no.
  *
  * Nothing here runs on the generate path.
  */
@@ -88,10 +89,14 @@
  * (an OPENSSL_atexit handler) drops the pin before libcrypto frees
  * anything.
  *
- * What the rule cannot see: an application's own RAND_set_DRBG_type, or a
- * [random] section of a config file other than the default one, made
- * before chacharng is loaded alone.  A provider cannot read the stored
- * name back; CHACHARNG_LIBRARY_RNG=no is the way out there.
+ * An application's own choice (its RAND_set_DRBG_type, or the [random]
+ * section of a config file it loaded itself) made before it loads us is
+ * read back from the failed fetch it makes libcrypto raise
+ * (stored_choice()), and left as it is.  What that cannot see: an explicit
+ * CTR-DRBG without properties, a cipher or digest chosen alone, and a
+ * choice made after we were loaded alone (our give-back runs inside another
+ * provider's activation, where the core holds locks a fetch needs).
+ * CHACHARNG_LIBRARY_RNG=no is the way out there.
  */
 
 struct chacharng_library_rng {
