@@ -508,9 +508,8 @@ static const char *left_alone_because(CHACHARNG_PROV_CTX *prov,
     case 1:
         if (strcasecmp(random, "CTR-DRBG") == 0 && !has_props)
             return NULL; /* nothing chosen, or libcrypto's default by name */
-        snprintf(why, sizeof(why),
-                 "left alone (the application chose %s%s)", random,
-                 has_props ? " with properties" : "");
+        snprintf(why, sizeof(why), "left alone (the application chose %s%s)",
+                 random, has_props ? " with properties" : "");
         return why;
     case -1:
         return "left alone (libcrypto made its primary DRBG from the "

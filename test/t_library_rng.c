@@ -502,30 +502,35 @@ static int sc_app_choice_alone(void)
            && rand_fails(NULL) && explicit_fetch_works(NULL);
 }
 
+/* The oldest error of the queue is USER |reason| with |text|: taken. */
+static int next_error_is(int reason, const char *text)
+{
+    const char *data;
+    int flags;
+    unsigned long e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags);
+
+    return ERR_GET_LIB(e) == ERR_LIB_USER && ERR_GET_REASON(e) == reason
+           && (flags & ERR_TXT_STRING) != 0 && strcmp(data, text) == 0;
+}
+
 /*
  * The same with errors the application left in its queue: the choice is
  * still seen, and the application's errors are still there, in order.
  */
 static int sc_app_choice_errors_kept(void)
 {
-    const char *data;
-    int flags, ok;
-
     ERR_raise_data(ERR_LIB_USER, 41, "first left by the application");
     ERR_raise_data(ERR_LIB_USER, 42, "second left by the application");
-    ok = choose_hash_drbg() && load(NULL, "chacharng") != NULL;
-    if (ok && (ERR_GET_REASON(ERR_get_error_all(NULL, NULL, NULL, &data,
-                                                &flags)) != 41
-               || strcmp(data, "first left by the application") != 0
-               || ERR_GET_REASON(ERR_get_error_all(NULL, NULL, NULL, &data,
-                                                   &flags)) != 42
-               || strcmp(data, "second left by the application") != 0
-               || ERR_peek_error() != 0)) {
+    if (!choose_hash_drbg() || load(NULL, "chacharng") == NULL)
+        return 0;
+    if (!next_error_is(41, "first left by the application")
+        || !next_error_is(42, "second left by the application")
+        || ERR_peek_error() != 0) {
         say("the application's error queue changed across the load:");
         ERR_print_errors_fp(stderr);
-        ok = 0;
+        return 0;
     }
-    return ok && load(NULL, "default") != NULL && library_drbg_is(NULL, HASH);
+    return load(NULL, "default") != NULL && library_drbg_is(NULL, HASH);
 }
 
 /* the application loads a config file of its own naming HASH-DRBG */
