@@ -278,8 +278,9 @@ static int config_random(char *buf, size_t len)
  * left in it is taken out first and raised again afterwards, the same
  * codes, places and texts in the same order (marks it set are not kept).
  * Returns 1 with |name| filled in, 0 if the error did not say (a wording
- * this libcrypto does not use), -1 if the fetch succeeded after all (the
- * primary exists now, made from the application's choice).
+ * this libcrypto does not use), -1 if there is a primary: made before,
+ * from a provider unloaded since, or now after all (then from the
+ * application's choice).
  */
 #define SAVED_ERRORS 16 /* ERR_NUM_ERRORS: a queue holds no more */
 
@@ -512,8 +513,7 @@ static const char *left_alone_because(CHACHARNG_PROV_CTX *prov,
                  random, has_props ? " with properties" : "");
         return why;
     case -1:
-        return "left alone (libcrypto made its primary DRBG from the "
-               "application's choice)";
+        return "left alone (libcrypto's primary DRBG exists already)";
     default:
         return "left alone (libcrypto did not say which DRBG it would "
                "make)";

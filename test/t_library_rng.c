@@ -212,6 +212,19 @@ static int sc_chacharng_first(void)
            && explicit_fetch_works(NULL) && library_drbg_is(NULL, CTR);
 }
 
+/* the primary outlives its provider: chacharng, loaded alone, leaves it */
+static int sc_primary_outlives_default(void)
+{
+    OSSL_PROVIDER *dflt = OSSL_PROVIDER_load(NULL, "default");
+    unsigned char buf[16];
+    int ok = dflt != NULL && RAND_bytes(buf, sizeof(buf)) > 0
+             && RAND_priv_bytes(buf, sizeof(buf)) > 0;
+
+    if (dflt != NULL)
+        OSSL_PROVIDER_unload(dflt);
+    return ok && load(NULL, "chacharng") != NULL && library_drbg_is(NULL, CTR);
+}
+
 /* chacharng alone at the first RAND query, default loaded afterwards */
 static int sc_readme_then_default(void)
 {
@@ -602,6 +615,10 @@ static const struct scenario scenarios[] = {
       "OSSL_PROVIDER_try_load(NULL, \"chacharng\", 1): CTR-DRBG" },
     { "rand-before-load", sc_rand_before_load, NULL, NULL,
       "RAND_bytes before chacharng was loaded: CTR-DRBG" },
+    { "primary-outlives-default", sc_primary_outlives_default, NULL,
+      "left alone (libcrypto's primary DRBG exists already)",
+      "default loaded, RAND_bytes, default unloaded, chacharng alone: the "
+      "primary stays CTR-DRBG" },
     { "unloaded-alone", sc_unloaded_alone, NULL, "name given back",
       "chacharng fetched alone and unloaded: RAND_bytes fails, default then "
       "gives CTR-DRBG" },
