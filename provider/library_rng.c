@@ -356,16 +356,23 @@ static int stored_choice(OSSL_LIB_CTX *libctx, char *name, size_t len,
     struct saved_error saved[SAVED_ERRORS];
     size_t nsaved = save_errors(saved);
     const char *data;
-    int flags, found = 0;
+    unsigned long e;
+    int flags, seen = 0, found = 0;
 
     if (RAND_get0_primary(libctx) != NULL) {
         found = -1;
     } else {
-        while (ERR_get_error_all(NULL, NULL, NULL, &data, &flags) != 0)
-            if (!found && (flags & ERR_TXT_STRING) != 0)
-                found = fetch_error_says(data, name, len, has_props);
+        /* the fetch error that libcrypto's "unable to fetch drbg" follows */
+        while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0) {
+            if (found)
+                continue; /* the rest is only emptied */
+            if ((flags & ERR_TXT_STRING) != 0)
+                seen = fetch_error_says(data, name, len, has_props);
+            else if (ERR_GET_LIB(e) == ERR_LIB_RAND
+                     && ERR_GET_REASON(e) == RAND_R_UNABLE_TO_FETCH_DRBG)
+                found = seen;
+        }
     }
-    ERR_clear_error();
     restore_errors(saved, nsaved);
     return found;
 }
