@@ -718,12 +718,9 @@ static void body(void)
     static const int mmap_fails = 0, madvise_fails = 1;
     size_t i;
 
-    const char *pre = getenv("LD_PRELOAD");
-
     /* a child stuck in a lock that crossed a split fails the run */
     alarm(900);
-    /* memcheck preloads vgpreload_*.so into the program it runs */
-    under_valgrind = pre != NULL && strstr(pre, "vgpreload") != NULL;
+    under_valgrind = tu_under_valgrind();
     if (under_valgrind)
         kids = KIDS_VALGRIND;
     child_stack = tu_split_stack_new(STACK_BYTES);

@@ -796,7 +796,6 @@ static void body(void)
     static char err[16384];
     const char *dir_end = strrchr(self, '/');
     char foreign[4096];
-    const char *preload;
     size_t i;
     int round, rounds;
 
@@ -810,10 +809,7 @@ static void body(void)
     }
 
     /* every process is slow under valgrind: fewer rounds there */
-    preload = getenv("LD_PRELOAD");
-    rounds = preload != NULL && strstr(preload, "vgpreload") != NULL
-                 ? 3
-                 : TWO_THREAD_ROUNDS;
+    rounds = tu_under_valgrind() ? 3 : TWO_THREAD_ROUNDS;
     for (round = 0; round < rounds; round++)
         if (!run_one(find("two-threads"), err, sizeof(err)))
             break;

@@ -284,21 +284,13 @@ static void *race_thread(void *arg)
     return NULL;
 }
 
-static int under_valgrind(void)
-{
-    const char *pre = getenv("LD_PRELOAD");
-
-    /* memcheck preloads vgpreload_*.so into the program it runs */
-    return pre != NULL && strstr(pre, "vgpreload") != NULL;
-}
-
 static unsigned int race_rounds(void)
 {
     const char *e = getenv("CHACHARNG_UNLOAD_ROUNDS");
 
     if (e != NULL && atoi(e) > 0)
         return (unsigned int)atoi(e);
-    return under_valgrind() ? VG_RACE_ROUNDS : RACE_ROUNDS;
+    return tu_under_valgrind() ? VG_RACE_ROUNDS : RACE_ROUNDS;
 }
 
 static void test_race(const struct route *route)
@@ -632,7 +624,7 @@ static void test_loop(const struct route *route)
     unsigned char buf[32];
     size_t total = 0, live = 0, dirty = 0;
     unsigned long bad = 0;
-    int i, served = 0, count = under_valgrind() ? VG_LOOP_CTX : LOOP_CTX;
+    int i, served = 0, count = tu_under_valgrind() ? VG_LOOP_CTX : LOOP_CTX;
 
     if (!route_available(route)) {
         route_skip(route, "contexts in a loop");

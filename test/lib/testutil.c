@@ -71,6 +71,13 @@ void tu_child_of_threads(void)
 #endif
 }
 
+int tu_under_valgrind(void)
+{
+    const char *pre = getenv("LD_PRELOAD");
+
+    return pre != NULL && strstr(pre, "vgpreload") != NULL;
+}
+
 int tu_ok(int cond, const char *fmt, ...)
 {
     va_list ap;

@@ -75,6 +75,15 @@ size_t tu_min_size(size_t a, size_t b);
  */
 void tu_child_of_threads(void);
 
+/*
+ * 1 under valgrind's memcheck (it preloads vgpreload_*.so into every
+ * program it runs).  Tests that start many processes or rounds run fewer
+ * there: every process costs seconds under memcheck, and what it checks
+ * (each path's memory use) needs each path once, not the repetitions a
+ * race wants; the plain, ASan and TSan runs keep the full counts.
+ */
+int tu_under_valgrind(void);
+
 #define TU_OK(cond, ...) tu_ok(!!(cond), __VA_ARGS__)
 
 #endif
