@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# Make the base chroots of the Debian SUITEs that are missing, one after
-# the other, as .ci/chroot-lib.sh's ensure_chroot does (debootstrap,
-# root, the network).  .ci/test-all.sh starts it in the background at the
-# beginning of a run: debootstrap mostly waits on the archive, so it costs
-# the CPU-bound host stages little, and the chroot stages find their
-# chroots made (or wait on the lock for the one still being made).  It
-# decides nothing: a stage whose chroot is still missing tries again and
-# reports the failure as it always did.  RESULTS_DIR gets the
-# debootstrap logs and SUITE.time (seconds); the exit status is the
-# number of chroots that could not be made.
+# Make the base chroots of the Debian SUITEs that are missing, side by
+# side, as .ci/chroot-lib.sh's ensure_chroot does (debootstrap, root, the
+# network).  A debootstrap mostly waits on its downloads, one at a time,
+# so several at once end sooner.  .ci/test-all.sh starts this in the
+# background at the beginning of a run, beside the CPU-bound host stages;
+# the chroot stages find their chroots made, or wait on the lock of one
+# still being made.  It decides nothing: a stage whose chroot is still
+# missing tries again and reports the failure as it always did.
+# RESULTS_DIR gets the debootstrap logs, SUITE.out (what it printed) and
+# SUITE.time (seconds); the exit status is the number of chroots that
+# could not be made.
 #
 # Usage: .ci/chroot-make.sh RESULTS_DIR SUITE...
 set -u
@@ -25,10 +26,22 @@ fi
 results=$(realpath "$1")
 shift
 
-bad=0
+pids=()
 for suite in "$@"; do
-    start=$SECONDS
-    ensure_chroot "$suite" "$chroot_dir/$suite" || bad=$((bad + 1))
-    echo $((SECONDS - start)) >"$results/$suite.time"
+    (
+        start=$SECONDS
+        ensure_chroot "$suite" "$chroot_dir/$suite"
+        st=$?
+        echo $((SECONDS - start)) >"$results/$suite.time"
+        exit $st
+    ) >"$results/$suite.out" 2>&1 &
+    pids+=($!)
+done
+bad=0
+for pid in "${pids[@]}"; do
+    wait "$pid" || bad=$((bad + 1))
+done
+for suite in "$@"; do
+    cat "$results/$suite.out"
 done
 exit "$bad"

@@ -122,14 +122,14 @@ chroot_count() {
 }
 
 # --- the base chroots of the Debian stages, made in the background ----
-# debootstrap (minutes per release on a fresh machine) mostly waits on
-# the archive, so it runs while the CPU-bound stages below do; the chroot
-# stages wait on its lock for a chroot still being made, and make one
-# themselves (and report it) if it failed here (.ci/chroot-make.sh).
+# debootstrap (4-10 minutes per release on a fresh 2-core machine) mostly
+# waits on the archive, so it runs while the CPU-bound stages below do;
+# the chroot stages wait on its lock for a chroot still being made, and
+# make one themselves (and report it) if it failed here
+# (.ci/chroot-make.sh).
 chroots_pid=
 if [ -z "$quick" ] && [ "$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null; then
     chroots_dir=$(mktemp -d)
-    # in the order the stages need them
     bash .ci/chroot-make.sh "$chroots_dir" trixie sid bookworm \
         >"$chroots_dir/out" 2>&1 &
     chroots_pid=$!
