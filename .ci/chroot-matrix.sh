@@ -6,8 +6,7 @@
 # than the host (trixie: 3.5, sid: 3.6).  Building from the tarball also
 # proves it is complete.  For each SUITE it writes, into RESULTS_DIR,
 # SUITE.log (the automake test-suite.log) and SUITE.version (`openssl
-# version` inside), or SUITE.skip holding the reason it could not run;
-# SUITE.out keeps what it printed for that suite.
+# version` inside), or SUITE.skip holding the reason it could not run.
 #
 # Usage: .ci/chroot-matrix.sh TARBALL RESULTS_DIR SUITE...
 # (CHACHARNG_CONFIGURE_FLAGS adds ./configure arguments.)
@@ -69,19 +68,6 @@ run_suite() {
     work=
 }
 
-# The suites side by side, each in a chroot of its own: one configure
-# runs on one core and each make check ends on its slowest test, so one
-# suite alone leaves a core idle much of the time.  Each one's output is
-# shown, in order, once all are done.
-pids=()
 for suite in "$@"; do
-    (
-        trap cleanup EXIT
-        run_suite "$suite"
-    ) >"$results/$suite.out" 2>&1 &
-    pids+=($!)
-done
-wait "${pids[@]}"
-for suite in "$@"; do
-    cat "$results/$suite.out"
+    run_suite "$suite"
 done
