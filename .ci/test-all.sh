@@ -130,7 +130,8 @@ chroot_count() {
 chroots_pid=
 if [ -z "$quick" ] && [ "$(id -u)" -eq 0 ] && command -v debootstrap >/dev/null; then
     chroots_dir=$(mktemp -d)
-    bash .ci/chroot-make.sh "$chroots_dir" trixie sid bookworm \
+    # niced: where the stages keep both cores busy, they go first
+    nice -n 10 bash .ci/chroot-make.sh "$chroots_dir" trixie sid bookworm \
         >"$chroots_dir/out" 2>&1 &
     chroots_pid=$!
 fi
