@@ -206,11 +206,11 @@ if [ -z "$quick" ]; then
     chroots_report
 
     # --- the Debian package (counted below) starts now and runs beside
-    # the hardening stages: it mostly waits on apt, dpkg and the archive
-    # (517 s alone on 2 cores, little of it compiling), while those keep
-    # both cores busy (on 2 cores, 2026-12-02: 1263 s for both together,
-    # against 970 + 517 s one after the other).  Its output is shown
-    # under its own heading when both are done.
+    # the hardening stages: alone it keeps about one core busy (bookworm:
+    # 273 s of CPU in 300 s), the rest waiting on apt, dpkg and the
+    # archive, which the hardening stages fill (on 2 cores, 2026-12-02:
+    # 1263 s for both together, against 970 + 517 s one after the other).
+    # Its output is shown under its own heading when both are done.
     deb_dir=$(mktemp -d)
     deb_pid=
     deb_start=$SECONDS
