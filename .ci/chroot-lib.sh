@@ -78,8 +78,30 @@ chroot_makeable() {
 
 # ensure_chroot SUITE DIR: make the chroot for SUITE in DIR unless it is
 # there; fails if it cannot.  A half-made one is built aside and only
-# moved into place when debootstrap succeeded.
+# moved into place when debootstrap succeeded.  Holding DIR.lock while
+# doing so lets a stage wait for the chroot that .ci/chroot-make.sh is
+# making in the background, instead of starting a second debootstrap
+# into the same place.
 ensure_chroot() {
+    local suite=$1 dir=$2 lock st
+
+    if [ -x "$dir/usr/bin/openssl" ] && [ -x "$dir/usr/bin/make" ]; then
+        return 0
+    fi
+    mkdir -p "$chroot_dir" || return 1
+    exec {lock}>"$dir.lock" || return 1
+    if ! flock -n "$lock"; then
+        echo "--- $suite: waiting for the chroot being made in $dir"
+        flock "$lock"
+    fi
+    make_chroot "$suite" "$dir"
+    st=$?
+    exec {lock}>&-
+    return $st
+}
+
+# make_chroot SUITE DIR: ensure_chroot's work, under its lock.
+make_chroot() {
     local suite=$1 dir=$2
 
     if [ -x "$dir/usr/bin/openssl" ] && [ -x "$dir/usr/bin/make" ]; then
@@ -90,7 +112,6 @@ ensure_chroot() {
         return 1
     fi
     echo "--- debootstrap $suite into $dir"
-    mkdir -p "$chroot_dir" || return 1
     rm -rf "$dir.new"
     if ! debootstrap --variant=minbase --include="$chroot_packages" \
         "$suite" "$dir.new" "$debian_mirror" \
