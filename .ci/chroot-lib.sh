@@ -92,7 +92,12 @@ ensure_chroot() {
     exec {lock}>"$dir.lock" || return 1
     if ! flock -n "$lock"; then
         echo "--- $suite: waiting for the chroot being made in $dir"
-        flock "$lock"
+        # bounded as every chroot step is: a stuck debootstrap fails here
+        if ! flock -w "$limit" "$lock"; then
+            echo "--- $suite: still being made after $limit s; giving up"
+            exec {lock}>&-
+            return 1
+        fi
     fi
     make_chroot "$suite" "$dir"
     st=$?

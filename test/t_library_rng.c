@@ -515,29 +515,38 @@ static int sc_app_choice_alone(void)
            && rand_fails(NULL) && explicit_fetch_works(NULL);
 }
 
-/* The oldest error of the queue is USER |reason| with |text|: taken. */
-static int next_error_is(int reason, const char *text)
+/*
+ * The oldest error of the queue is USER |reason| with |text|, raised from
+ * this file at |line|: taken.
+ */
+static int next_error_is(int reason, const char *text, int line)
 {
-    const char *data;
-    int flags;
-    unsigned long e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags);
+    const char *data, *file;
+    int flags, at;
+    unsigned long e = ERR_get_error_all(&file, &at, NULL, &data, &flags);
 
     return ERR_GET_LIB(e) == ERR_LIB_USER && ERR_GET_REASON(e) == reason
-           && (flags & ERR_TXT_STRING) != 0 && strcmp(data, text) == 0;
+           && (flags & ERR_TXT_STRING) != 0 && strcmp(data, text) == 0
+           && strstr(file, "t_library_rng.c") != NULL && at == line;
 }
 
 /*
  * The same with errors the application left in its queue: the choice is
- * still seen, and the application's errors are still there, in order.
+ * still seen, and the application's errors are still there, in order, with
+ * their texts and places.
  */
 static int sc_app_choice_errors_kept(void)
 {
+    int line1, line2;
+
+    line1 = __LINE__ + 1;
     ERR_raise_data(ERR_LIB_USER, 41, "first left by the application");
+    line2 = __LINE__ + 1;
     ERR_raise_data(ERR_LIB_USER, 42, "second left by the application");
     if (!choose_hash_drbg() || load(NULL, "chacharng") == NULL)
         return 0;
-    if (!next_error_is(41, "first left by the application")
-        || !next_error_is(42, "second left by the application")
+    if (!next_error_is(41, "first left by the application", line1)
+        || !next_error_is(42, "second left by the application", line2)
         || ERR_peek_error() != 0) {
         say("the application's error queue changed across the load:");
         ERR_print_errors_fp(stderr);
