@@ -590,6 +590,178 @@ static int sc_app_config_then_default(void)
            && load(NULL, "default") != NULL && library_drbg_is(NULL, HASH);
 }
 
+/*
+ * OSSL_PROVIDER_try_load(NULL, "chacharng", 0): the application keeps no
+ * fallback, so chacharng is the only active provider and MD5 is not
+ * fetchable.  (Listing the providers now activates nothing: the load has
+ * turned the fallbacks off.)
+ */
+static int list_provider(OSSL_PROVIDER *p, void *arg)
+{
+    char *names = arg;
+    size_t n = strlen(names);
+
+    snprintf(names + n, 256 - n, "%s%s", n > 0 ? " " : "",
+             OSSL_PROVIDER_get0_name(p));
+    return 1;
+}
+
+static int sc_try_load_no_fallback(void)
+{
+    char active[256] = "";
+    EVP_MD *md;
+
+    if (keep(OSSL_PROVIDER_try_load(NULL, "chacharng", 0)) == NULL)
+        return 0;
+    OSSL_PROVIDER_do_all(NULL, list_provider, active);
+    if (strcmp(active, "chacharng") != 0) {
+        say("active providers: \"%s\", expected \"chacharng\"", active);
+        return 0;
+    }
+    md = EVP_MD_fetch(NULL, "MD5", NULL);
+    EVP_MD_free(md);
+    ERR_clear_error();
+    if (md != NULL) {
+        say("MD5 is fetchable, though no provider of it was asked for");
+        return 0;
+    }
+    return library_drbg_is(NULL, CHACHA);
+}
+
+/*
+ * The application's error queue across a load that succeeds: every entry
+ * comes back as it was, its data (however long) and its marks included.
+ */
+#define LONG_DATA 3000
+#define FULL_QUEUE 15 /* ERR_NUM_ERRORS - 1: the most a queue holds */
+
+static int queue_is_empty(const char *when)
+{
+    if (ERR_peek_error() == 0)
+        return 1;
+    say("errors left %s:", when);
+    ERR_print_errors_fp(stderr);
+    return 0;
+}
+
+static int sc_errors_long_data(void)
+{
+    static char text[LONG_DATA + 1];
+    int line;
+
+    memset(text, 'x', LONG_DATA);
+    line = __LINE__ + 1;
+    ERR_raise_data(ERR_LIB_USER, 41, "%s", text);
+    if (load(NULL, "chacharng") == NULL)
+        return 0;
+    if (!next_error_is(41, text, line)) {
+        say("the application's %d-byte error data changed across the load",
+            LONG_DATA);
+        return 0;
+    }
+    return queue_is_empty("after the load") && library_drbg_is(NULL, CHACHA);
+}
+
+static int sc_errors_mark_kept(void)
+{
+    int line = __LINE__ + 1;
+
+    ERR_raise_data(ERR_LIB_USER, 41, "before the application's mark");
+    ERR_set_mark();
+    if (load(NULL, "chacharng") == NULL)
+        return 0;
+    if (!ERR_pop_to_mark()) {
+        say("the application's mark is gone: ERR_pop_to_mark() returned 0");
+        return 0;
+    }
+    if (!next_error_is(41, "before the application's mark", line)) {
+        say("the error before the application's mark is gone");
+        return 0;
+    }
+    return queue_is_empty("after the mark") && library_drbg_is(NULL, CHACHA);
+}
+
+static int sc_errors_full_queue(void)
+{
+    char text[FULL_QUEUE][32];
+    int line[FULL_QUEUE], i;
+
+    for (i = 0; i < FULL_QUEUE; i++) {
+        snprintf(text[i], sizeof(text[i]), "application error %d", i + 1);
+        line[i] = __LINE__ + 1;
+        ERR_raise_data(ERR_LIB_USER, 100 + i, "%s", text[i]);
+    }
+    if (load(NULL, "chacharng") == NULL)
+        return 0;
+    for (i = 0; i < FULL_QUEUE; i++) {
+        if (!next_error_is(100 + i, text[i], line[i])) {
+            say("entry %d of %d is not the application's own", i + 1,
+                FULL_QUEUE);
+            ERR_print_errors_fp(stderr);
+            return 0;
+        }
+    }
+    return queue_is_empty("after the load") && library_drbg_is(NULL, CHACHA);
+}
+
+/* loaded alone, unloaded, loaded again: RAND_bytes as after the first */
+static int sc_reload(void)
+{
+    OSSL_PROVIDER *cc = OSSL_PROVIDER_load(NULL, "chacharng");
+
+    if (cc == NULL)
+        return 0;
+    OSSL_PROVIDER_unload(cc);
+    return load(NULL, "chacharng") != NULL && library_drbg_is(NULL, CHACHA);
+}
+
+/*
+ * chacharng loaded while a second thread runs (it waits on a pipe): that
+ * thread could be reading libcrypto's DRBG settings, so they stay as they
+ * are, and RAND_bytes fails as stock libcrypto's does with no default
+ * provider.
+ */
+static void *wait_for_eof(void *arg)
+{
+    int *fd = arg;
+    char c;
+
+    while (read(*fd, &c, 1) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+static int sc_load_beside_thread(void)
+{
+    pthread_t t;
+    int fd[2], ok;
+
+    if (pipe(fd) != 0 || pthread_create(&t, NULL, wait_for_eof, &fd[0]) != 0)
+        return 0;
+    ok = load(NULL, "chacharng") != NULL;
+    close(fd[1]);
+    pthread_join(t, NULL);
+    close(fd[0]);
+    return ok && rand_fails(NULL) && explicit_fetch_works(NULL);
+}
+
+/*
+ * The library DRBG made from chacharng's name keeps chacharng active after
+ * the application's unload; OPENSSL_cleanup (at exit) must still release
+ * that activation, so that chacharng's teardown runs (the debug line says
+ * so) and nothing of it is left behind.
+ */
+static int sc_pin_released_at_cleanup(void)
+{
+    OSSL_PROVIDER *cc = OSSL_PROVIDER_load(NULL, "chacharng");
+    unsigned char buf[16];
+    int ok = cc != NULL && RAND_bytes(buf, sizeof(buf)) > 0;
+
+    if (cc != NULL)
+        OSSL_PROVIDER_unload(cc);
+    return ok;
+}
+
 /* ------------------------------------------------------------------------
  * The driver: each scenario in a fresh process
  * ------------------------------------------------------------------------ */
@@ -670,6 +842,32 @@ static const struct scenario scenarios[] = {
       "left alone (the application chose HASH-DRBG)",
       "the application's own config file names HASH-DRBG, chacharng and "
       "default loaded: HASH-DRBG" },
+    { "try-load-no-fallback", sc_try_load_no_fallback, NULL,
+      "named as the library DRBG",
+      "OSSL_PROVIDER_try_load(NULL, \"chacharng\", 0): only chacharng "
+      "active, no MD5, CHACHA20-DRBG" },
+    { "errors-long-data", sc_errors_long_data, NULL,
+      "named as the library DRBG",
+      "an application error with 3000 bytes of data: the same after the "
+      "load" },
+    { "errors-mark-kept", sc_errors_mark_kept, NULL,
+      "named as the library DRBG",
+      "the application's ERR_set_mark before the load: its ERR_pop_to_mark "
+      "after it keeps its earlier error" },
+    { "errors-full-queue", sc_errors_full_queue, NULL,
+      "named as the library DRBG",
+      "15 application errors (a full queue): all kept, in order, across the "
+      "load" },
+    { "reload", sc_reload, NULL, "named as the library DRBG",
+      "loaded alone, unloaded, loaded again: RAND_bytes from CHACHA20-DRBG" },
+    { "load-beside-thread", sc_load_beside_thread, NULL,
+      "left alone (more than one thread",
+      "loaded while a second thread runs: left alone, RAND_bytes fails as "
+      "stock libcrypto's" },
+    { "pin-released-at-cleanup", sc_pin_released_at_cleanup, NULL,
+      "chacharng's library DRBG state freed",
+      "alone, RAND_bytes, unloaded, exit: OPENSSL_cleanup releases "
+      "chacharng's own activation, its teardown runs" },
     { "unload-then-new-thread", sc_unload_then_new_thread, NULL,
       "named as the library DRBG",
       "alone, RAND_bytes, chacharng unloaded, default loaded: RAND_bytes "
