@@ -248,10 +248,33 @@ static int sc_implicit_default_first(void)
     return ok && load(NULL, "chacharng") != NULL && library_drbg_is(NULL, CTR);
 }
 
+/* the fallback default provider is active, as the application kept it */
+static int md5_fetchable(void)
+{
+    EVP_MD *md = EVP_MD_fetch(NULL, "MD5", NULL);
+
+    EVP_MD_free(md);
+    if (md == NULL)
+        say("MD5 is not fetchable: the fallback default provider is not "
+            "active");
+    return md != NULL;
+}
+
+/*
+ * OSSL_PROVIDER_try_load(NULL, "chacharng", 1): chacharng is the only
+ * active provider at its load; libcrypto activates its fallback at its
+ * first fetch without telling any provider (chacharng(7) says so).
+ */
 static int sc_try_load_retain(void)
 {
     return keep(OSSL_PROVIDER_try_load(NULL, "chacharng", 1)) != NULL
-           && library_drbg_is(NULL, CTR);
+           && library_drbg_is(NULL, CHACHA) && md5_fetchable();
+}
+
+static int sc_try_load_retain_opt_out(void)
+{
+    return keep(OSSL_PROVIDER_try_load(NULL, "chacharng", 1)) != NULL
+           && library_drbg_is(NULL, CTR) && md5_fetchable();
 }
 
 static int sc_rand_before_load(void)
@@ -485,10 +508,11 @@ static int sc_unload_then_new_thread(void)
 }
 
 /*
- * The application's own DRBG choice (case 3 of the takeover review): made
- * before chacharng is loaded, by RAND_set_DRBG_type or by a [random]
- * section of a config file the application loaded itself, it must stand
- * as stock libcrypto keeps it.
+ * The application's own DRBG choice, made before chacharng is loaded, by
+ * RAND_set_DRBG_type or by a [random] section of a config file the
+ * application loaded itself: libcrypto has no call that reads it back, so
+ * chacharng loaded alone replaces it (the residual README and chacharng(7)
+ * document), and CHACHARNG_LIBRARY_RNG=no keeps it as stock libcrypto does.
  */
 #define HASH "HASH-DRBG @ default"
 
@@ -500,19 +524,27 @@ static int choose_hash_drbg(void)
     return 0;
 }
 
-/* chosen, chacharng loaded and fetched, default loaded: HASH-DRBG */
+/* chosen, chacharng alone: the choice is not seen, CHACHA20-DRBG */
+static int sc_app_choice_alone(void)
+{
+    return choose_hash_drbg() && load(NULL, "chacharng") != NULL
+           && library_drbg_is(NULL, CHACHA);
+}
+
+/* chosen, chacharng loaded, default loaded: the give-back ends at CTR-DRBG */
 static int sc_app_choice_then_default(void)
 {
     return choose_hash_drbg() && load(NULL, "chacharng") != NULL
            && explicit_fetch_works(NULL) && load(NULL, "default") != NULL
-           && library_drbg_is(NULL, HASH);
+           && library_drbg_is(NULL, CTR);
 }
 
-/* chosen, chacharng alone: RAND_bytes fails, as no provider has HASH-DRBG */
-static int sc_app_choice_alone(void)
+/* the same opted out: RAND_bytes fails alone, then default gives HASH-DRBG */
+static int sc_app_choice_opt_out(void)
 {
     return choose_hash_drbg() && load(NULL, "chacharng") != NULL
-           && rand_fails(NULL) && explicit_fetch_works(NULL);
+           && rand_fails(NULL) && explicit_fetch_works(NULL)
+           && load(NULL, "default") != NULL && library_drbg_is(NULL, HASH);
 }
 
 /*
@@ -531,32 +563,10 @@ static int next_error_is(int reason, const char *text, int line)
 }
 
 /*
- * The same with errors the application left in its queue: the choice is
- * still seen, and the application's errors are still there, in order, with
- * their texts and places.
+ * The application loads a config file of its own naming HASH-DRBG, then
+ * chacharng and default: CTR-DRBG (the residual), or HASH-DRBG opted out.
  */
-static int sc_app_choice_errors_kept(void)
-{
-    int line1, line2;
-
-    line1 = __LINE__ + 1;
-    ERR_raise_data(ERR_LIB_USER, 41, "first left by the application");
-    line2 = __LINE__ + 1;
-    ERR_raise_data(ERR_LIB_USER, 42, "second left by the application");
-    if (!choose_hash_drbg() || load(NULL, "chacharng") == NULL)
-        return 0;
-    if (!next_error_is(41, "first left by the application", line1)
-        || !next_error_is(42, "second left by the application", line2)
-        || ERR_peek_error() != 0) {
-        say("the application's error queue changed across the load:");
-        ERR_print_errors_fp(stderr);
-        return 0;
-    }
-    return load(NULL, "default") != NULL && library_drbg_is(NULL, HASH);
-}
-
-/* the application loads a config file of its own naming HASH-DRBG */
-static int sc_app_config_then_default(void)
+static int app_config_then_default(const char *want)
 {
     static const char conf[] = "openssl_conf = app_init\n"
                                "[app_init]\n"
@@ -587,7 +597,17 @@ static int sc_app_config_then_default(void)
         return 0;
     }
     return load(NULL, "chacharng") != NULL && explicit_fetch_works(NULL)
-           && load(NULL, "default") != NULL && library_drbg_is(NULL, HASH);
+           && load(NULL, "default") != NULL && library_drbg_is(NULL, want);
+}
+
+static int sc_app_config_then_default(void)
+{
+    return app_config_then_default(CTR);
+}
+
+static int sc_app_config_opt_out(void)
+{
+    return app_config_then_default(HASH);
 }
 
 /*
@@ -651,7 +671,8 @@ static int sc_errors_long_data(void)
 
     memset(text, 'x', LONG_DATA);
     line = __LINE__ + 1;
-    ERR_raise_data(ERR_LIB_USER, 41, "%s", text);
+    ERR_raise(ERR_LIB_USER, 41);
+    ERR_add_error_data(1, text); /* no format buffer: any length */
     if (load(NULL, "chacharng") == NULL)
         return 0;
     if (!next_error_is(41, text, line)) {
@@ -665,7 +686,6 @@ static int sc_errors_long_data(void)
 static int sc_errors_mark_kept(void)
 {
     int line = __LINE__ + 1;
-
     ERR_raise_data(ERR_LIB_USER, 41, "before the application's mark");
     ERR_set_mark();
     if (load(NULL, "chacharng") == NULL)
@@ -792,8 +812,12 @@ static const struct scenario scenarios[] = {
       "README example without the unload, then default: CTR-DRBG" },
     { "implicit-default-first", sc_implicit_default_first, NULL, NULL,
       "implicit default provider active before chacharng: CTR-DRBG" },
-    { "try-load-retain", sc_try_load_retain, NULL, NULL,
-      "OSSL_PROVIDER_try_load(NULL, \"chacharng\", 1): CTR-DRBG" },
+    { "try-load-retain", sc_try_load_retain, NULL, "named as the library DRBG",
+      "OSSL_PROVIDER_try_load(NULL, \"chacharng\", 1): CHACHA20-DRBG, the "
+      "fallback default active" },
+    { "try-load-retain-opt-out", sc_try_load_retain_opt_out, "no",
+      "left alone (CHACHARNG_LIBRARY_RNG opts out)",
+      "the same with CHACHARNG_LIBRARY_RNG=no: CTR-DRBG" },
     { "rand-before-load", sc_rand_before_load, NULL, NULL,
       "RAND_bytes before chacharng was loaded: CTR-DRBG" },
     { "primary-outlives-default", sc_primary_outlives_default, NULL,
@@ -826,22 +850,25 @@ static const struct scenario scenarios[] = {
     { "race-unload", sc_race_unload, NULL, "named as the library DRBG",
       "first RAND call in one thread while another unloads chacharng inside "
       "it: no freed string read, then default loaded, new threads work" },
-    { "app-choice-then-default", sc_app_choice_then_default, NULL,
-      "left alone (the application chose HASH-DRBG)",
-      "RAND_set_DRBG_type(HASH-DRBG), chacharng loaded and fetched, default "
-      "loaded: HASH-DRBG" },
     { "app-choice-alone", sc_app_choice_alone, NULL,
-      "left alone (the application chose HASH-DRBG)",
-      "RAND_set_DRBG_type(HASH-DRBG), chacharng alone: RAND_bytes fails as "
-      "libcrypto's own would" },
-    { "app-choice-errors-kept", sc_app_choice_errors_kept, NULL,
-      "left alone (the application chose HASH-DRBG)",
-      "the same with errors in the application's queue: seen, and its "
-      "errors kept in order" },
+      "named as the library DRBG",
+      "RAND_set_DRBG_type(HASH-DRBG), chacharng alone: not seen, "
+      "CHACHA20-DRBG (the documented residual)" },
+    { "app-choice-then-default", sc_app_choice_then_default, NULL,
+      "name given back",
+      "RAND_set_DRBG_type(HASH-DRBG), chacharng, default: CTR-DRBG (the "
+      "documented residual)" },
+    { "app-choice-opt-out", sc_app_choice_opt_out, "no",
+      "left alone (CHACHARNG_LIBRARY_RNG opts out)",
+      "the same with CHACHARNG_LIBRARY_RNG=no: RAND_bytes fails alone, "
+      "HASH-DRBG once default is loaded" },
     { "app-config-then-default", sc_app_config_then_default, NULL,
-      "left alone (the application chose HASH-DRBG)",
+      "name given back",
       "the application's own config file names HASH-DRBG, chacharng and "
-      "default loaded: HASH-DRBG" },
+      "default loaded: CTR-DRBG (the documented residual)" },
+    { "app-config-opt-out", sc_app_config_opt_out, "no",
+      "left alone (CHACHARNG_LIBRARY_RNG opts out)",
+      "the same with CHACHARNG_LIBRARY_RNG=no: HASH-DRBG" },
     { "try-load-no-fallback", sc_try_load_no_fallback, NULL,
       "named as the library DRBG",
       "OSSL_PROVIDER_try_load(NULL, \"chacharng\", 0): only chacharng "
