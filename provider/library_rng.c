@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The literal command (DESIGN.md section 8): `openssl rand -provider
- * chacharng` with no config, where libcrypto would fetch CTR-DRBG with no
- * provider of it.  When chacharng is loaded as the only provider of the
- * default library context, it names CHACHA20-DRBG as that context's DRBG
+ * chacharng` with no config.  Loaded as the only provider of the default
+ * library context, chacharng names CHACHA20-DRBG as its DRBG
  * (RAND_set_DRBG_type), and gives the name back if another provider comes
  * before the primary DRBG exists.  It never registers under another
  * algorithm's name.  Nothing here runs on the generate path.
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
