@@ -35,6 +35,7 @@
 #include <openssl/rand.h>
 
 #include "checked_heap.h"
+#include "library_rng_scenarios.h"
 #include "race_window.h"
 #include "split.h"
 #include "testutil.h"
@@ -48,8 +49,7 @@ static const char *self; /* this program, to re-execute */
  * What a scenario checks, in its own process
  * ------------------------------------------------------------------------ */
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
+void say(const char *fmt, ...)
 {
     va_list ap;
 
@@ -68,7 +68,7 @@ static void say(const char *fmt, ...)
 static OSSL_PROVIDER *loaded[8];
 static size_t nloaded;
 
-static OSSL_PROVIDER *keep(OSSL_PROVIDER *p)
+OSSL_PROVIDER *keep(OSSL_PROVIDER *p)
 {
     if (p != NULL && nloaded < sizeof(loaded) / sizeof(loaded[0]))
         loaded[nloaded++] = p;
@@ -81,7 +81,7 @@ static void unload_kept(void)
         OSSL_PROVIDER_unload(loaded[--nloaded]);
 }
 
-static OSSL_PROVIDER *load(OSSL_LIB_CTX *lc, const char *name)
+OSSL_PROVIDER *load(OSSL_LIB_CTX *lc, const char *name)
 {
     OSSL_PROVIDER *p = keep(OSSL_PROVIDER_load(lc, name));
 
@@ -109,7 +109,7 @@ static const char *describe(EVP_RAND_CTX *ctx, char *buf, size_t len)
  * RAND_bytes and RAND_priv_bytes on |lc| succeed, and the primary, public
  * and private DRBGs are all |want| ("ALG @ PROVIDER").
  */
-static int library_drbg_is(OSSL_LIB_CTX *lc, const char *want)
+int library_drbg_is(OSSL_LIB_CTX *lc, const char *want)
 {
     unsigned char buf[32];
     EVP_RAND_CTX *ctxs[3];
@@ -137,7 +137,7 @@ static int library_drbg_is(OSSL_LIB_CTX *lc, const char *want)
 }
 
 /* RAND_bytes on |lc| fails: nothing took the library DRBG over. */
-static int rand_fails(OSSL_LIB_CTX *lc)
+int rand_fails(OSSL_LIB_CTX *lc)
 {
     unsigned char buf[16];
     char got[128];
@@ -152,7 +152,7 @@ static int rand_fails(OSSL_LIB_CTX *lc)
 }
 
 /* An explicit CHACHA20-DRBG context on |lc| generates. */
-static int explicit_fetch_works(OSSL_LIB_CTX *lc)
+int explicit_fetch_works(OSSL_LIB_CTX *lc)
 {
     EVP_RAND *r = EVP_RAND_fetch(lc, "CHACHA20-DRBG", "provider=chacharng");
     EVP_RAND_CTX *ctx = r != NULL ? EVP_RAND_CTX_new(r, NULL) : NULL;
@@ -191,9 +191,6 @@ static int readme_example(int unload)
         say("the README example failed");
     return ok;
 }
-
-#define CHACHA "CHACHA20-DRBG @ chacharng"
-#define CTR "CTR-DRBG @ default"
 
 static int sc_alone(void)
 {
@@ -248,10 +245,33 @@ static int sc_implicit_default_first(void)
     return ok && load(NULL, "chacharng") != NULL && library_drbg_is(NULL, CTR);
 }
 
+/* the fallback default provider is active, as the application kept it */
+static int md5_fetchable(void)
+{
+    EVP_MD *md = EVP_MD_fetch(NULL, "MD5", NULL);
+
+    EVP_MD_free(md);
+    if (md == NULL)
+        say("MD5 is not fetchable: the fallback default provider is not "
+            "active");
+    return md != NULL;
+}
+
+/*
+ * OSSL_PROVIDER_try_load(NULL, "chacharng", 1): chacharng is the only
+ * active provider at its load; libcrypto activates its fallback at its
+ * first fetch without telling any provider (chacharng(7) says so).
+ */
 static int sc_try_load_retain(void)
 {
     return keep(OSSL_PROVIDER_try_load(NULL, "chacharng", 1)) != NULL
-           && library_drbg_is(NULL, CTR);
+           && library_drbg_is(NULL, CHACHA) && md5_fetchable();
+}
+
+static int sc_try_load_retain_opt_out(void)
+{
+    return keep(OSSL_PROVIDER_try_load(NULL, "chacharng", 1)) != NULL
+           && library_drbg_is(NULL, CTR) && md5_fetchable();
 }
 
 static int sc_rand_before_load(void)
@@ -484,112 +504,6 @@ static int sc_unload_then_new_thread(void)
     return ok && load(NULL, "default") != NULL && rand_in_new_thread();
 }
 
-/*
- * The application's own DRBG choice (case 3 of the takeover review): made
- * before chacharng is loaded, by RAND_set_DRBG_type or by a [random]
- * section of a config file the application loaded itself, it must stand
- * as stock libcrypto keeps it.
- */
-#define HASH "HASH-DRBG @ default"
-
-static int choose_hash_drbg(void)
-{
-    if (RAND_set_DRBG_type(NULL, "HASH-DRBG", NULL, NULL, "SHA2-256"))
-        return 1;
-    say("RAND_set_DRBG_type failed");
-    return 0;
-}
-
-/* chosen, chacharng loaded and fetched, default loaded: HASH-DRBG */
-static int sc_app_choice_then_default(void)
-{
-    return choose_hash_drbg() && load(NULL, "chacharng") != NULL
-           && explicit_fetch_works(NULL) && load(NULL, "default") != NULL
-           && library_drbg_is(NULL, HASH);
-}
-
-/* chosen, chacharng alone: RAND_bytes fails, as no provider has HASH-DRBG */
-static int sc_app_choice_alone(void)
-{
-    return choose_hash_drbg() && load(NULL, "chacharng") != NULL
-           && rand_fails(NULL) && explicit_fetch_works(NULL);
-}
-
-/*
- * The oldest error of the queue is USER |reason| with |text|, raised from
- * this file at |line|: taken.
- */
-static int next_error_is(int reason, const char *text, int line)
-{
-    const char *data, *file;
-    int flags, at;
-    unsigned long e = ERR_get_error_all(&file, &at, NULL, &data, &flags);
-
-    return ERR_GET_LIB(e) == ERR_LIB_USER && ERR_GET_REASON(e) == reason
-           && (flags & ERR_TXT_STRING) != 0 && strcmp(data, text) == 0
-           && strstr(file, "t_library_rng.c") != NULL && at == line;
-}
-
-/*
- * The same with errors the application left in its queue: the choice is
- * still seen, and the application's errors are still there, in order, with
- * their texts and places.
- */
-static int sc_app_choice_errors_kept(void)
-{
-    int line1, line2;
-
-    line1 = __LINE__ + 1;
-    ERR_raise_data(ERR_LIB_USER, 41, "first left by the application");
-    line2 = __LINE__ + 1;
-    ERR_raise_data(ERR_LIB_USER, 42, "second left by the application");
-    if (!choose_hash_drbg() || load(NULL, "chacharng") == NULL)
-        return 0;
-    if (!next_error_is(41, "first left by the application", line1)
-        || !next_error_is(42, "second left by the application", line2)
-        || ERR_peek_error() != 0) {
-        say("the application's error queue changed across the load:");
-        ERR_print_errors_fp(stderr);
-        return 0;
-    }
-    return load(NULL, "default") != NULL && library_drbg_is(NULL, HASH);
-}
-
-/* the application loads a config file of its own naming HASH-DRBG */
-static int sc_app_config_then_default(void)
-{
-    static const char conf[] = "openssl_conf = app_init\n"
-                               "[app_init]\n"
-                               "random = app_random\n"
-                               "[app_random]\n"
-                               "random = HASH-DRBG\n"
-                               "digest = SHA2-256\n";
-    const char *tmp = getenv("TMPDIR");
-    char path[4096];
-    OPENSSL_INIT_SETTINGS *set = OPENSSL_INIT_new();
-    int fd, ok;
-
-    snprintf(path, sizeof(path), "%s/t_library_rng.XXXXXX",
-             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    fd = mkstemp(path);
-
-    ok = fd >= 0 && write(fd, conf, sizeof(conf) - 1) == sizeof(conf) - 1;
-    if (fd >= 0)
-        close(fd);
-    ok = ok && set != NULL && OPENSSL_INIT_set_config_filename(set, path)
-         && OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, set);
-    if (fd >= 0)
-        unlink(path);
-    OPENSSL_INIT_free(set);
-    if (!ok) {
-        say("the application's config file did not load");
-        ERR_print_errors_fp(stderr);
-        return 0;
-    }
-    return load(NULL, "chacharng") != NULL && explicit_fetch_works(NULL)
-           && load(NULL, "default") != NULL && library_drbg_is(NULL, HASH);
-}
-
 /* ------------------------------------------------------------------------
  * The driver: each scenario in a fresh process
  * ------------------------------------------------------------------------ */
@@ -620,8 +534,12 @@ static const struct scenario scenarios[] = {
       "README example without the unload, then default: CTR-DRBG" },
     { "implicit-default-first", sc_implicit_default_first, NULL, NULL,
       "implicit default provider active before chacharng: CTR-DRBG" },
-    { "try-load-retain", sc_try_load_retain, NULL, NULL,
-      "OSSL_PROVIDER_try_load(NULL, \"chacharng\", 1): CTR-DRBG" },
+    { "try-load-retain", sc_try_load_retain, NULL, "named as the library DRBG",
+      "OSSL_PROVIDER_try_load(NULL, \"chacharng\", 1): CHACHA20-DRBG, the "
+      "fallback default active" },
+    { "try-load-retain-opt-out", sc_try_load_retain_opt_out, "no",
+      "left alone (CHACHARNG_LIBRARY_RNG opts out)",
+      "the same with CHACHARNG_LIBRARY_RNG=no: CTR-DRBG" },
     { "rand-before-load", sc_rand_before_load, NULL, NULL,
       "RAND_bytes before chacharng was loaded: CTR-DRBG" },
     { "primary-outlives-default", sc_primary_outlives_default, NULL,
@@ -654,22 +572,51 @@ static const struct scenario scenarios[] = {
     { "race-unload", sc_race_unload, NULL, "named as the library DRBG",
       "first RAND call in one thread while another unloads chacharng inside "
       "it: no freed string read, then default loaded, new threads work" },
-    { "app-choice-then-default", sc_app_choice_then_default, NULL,
-      "left alone (the application chose HASH-DRBG)",
-      "RAND_set_DRBG_type(HASH-DRBG), chacharng loaded and fetched, default "
-      "loaded: HASH-DRBG" },
     { "app-choice-alone", sc_app_choice_alone, NULL,
-      "left alone (the application chose HASH-DRBG)",
-      "RAND_set_DRBG_type(HASH-DRBG), chacharng alone: RAND_bytes fails as "
-      "libcrypto's own would" },
-    { "app-choice-errors-kept", sc_app_choice_errors_kept, NULL,
-      "left alone (the application chose HASH-DRBG)",
-      "the same with errors in the application's queue: seen, and its "
-      "errors kept in order" },
+      "named as the library DRBG",
+      "RAND_set_DRBG_type(HASH-DRBG), chacharng alone: not seen, "
+      "CHACHA20-DRBG (the documented residual)" },
+    { "app-choice-then-default", sc_app_choice_then_default, NULL,
+      "name given back",
+      "RAND_set_DRBG_type(HASH-DRBG), chacharng, default: CTR-DRBG (the "
+      "documented residual)" },
+    { "app-choice-opt-out", sc_app_choice_opt_out, "no",
+      "left alone (CHACHARNG_LIBRARY_RNG opts out)",
+      "the same with CHACHARNG_LIBRARY_RNG=no: RAND_bytes fails alone, "
+      "HASH-DRBG once default is loaded" },
     { "app-config-then-default", sc_app_config_then_default, NULL,
-      "left alone (the application chose HASH-DRBG)",
+      "name given back",
       "the application's own config file names HASH-DRBG, chacharng and "
-      "default loaded: HASH-DRBG" },
+      "default loaded: CTR-DRBG (the documented residual)" },
+    { "app-config-opt-out", sc_app_config_opt_out, "no",
+      "left alone (CHACHARNG_LIBRARY_RNG opts out)",
+      "the same with CHACHARNG_LIBRARY_RNG=no: HASH-DRBG" },
+    { "try-load-no-fallback", sc_try_load_no_fallback, NULL,
+      "named as the library DRBG",
+      "OSSL_PROVIDER_try_load(NULL, \"chacharng\", 0): only chacharng "
+      "active, no MD5, CHACHA20-DRBG" },
+    { "errors-long-data", sc_errors_long_data, NULL,
+      "named as the library DRBG",
+      "an application error with 3000 bytes of data: the same after the "
+      "load" },
+    { "errors-mark-kept", sc_errors_mark_kept, NULL,
+      "named as the library DRBG",
+      "the application's ERR_set_mark before the load: its ERR_pop_to_mark "
+      "after it keeps its earlier error" },
+    { "errors-full-queue", sc_errors_full_queue, NULL,
+      "named as the library DRBG",
+      "15 application errors (a full queue): all kept, in order, across the "
+      "load" },
+    { "reload", sc_reload, NULL, "named as the library DRBG",
+      "loaded alone, unloaded, loaded again: RAND_bytes from CHACHA20-DRBG" },
+    { "load-beside-thread", sc_load_beside_thread, NULL,
+      "left alone (more than one thread",
+      "loaded while a second thread runs: left alone, RAND_bytes fails as "
+      "stock libcrypto's" },
+    { "pin-released-at-cleanup", sc_pin_released_at_cleanup, NULL,
+      "chacharng's library DRBG state freed",
+      "alone, RAND_bytes, unloaded, exit: OPENSSL_cleanup releases "
+      "chacharng's own activation, its teardown runs" },
     { "unload-then-new-thread", sc_unload_then_new_thread, NULL,
       "named as the library DRBG",
       "alone, RAND_bytes, chacharng unloaded, default loaded: RAND_bytes "
