@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ChaCha20 keystream kernel for the s390x vector facility (z13 and later),
+ * RFC 8439 section 2.3 (20 rounds, little-endian output on a big-endian
+ * machine).
+ *
+ * void chacharng_chacha_blocks_vx(uint8_t *out,              r2
+ *                                 const uint32_t state[16],   r3
+ *                                 size_t nblocks);            r4
+ *
+ * Writes exactly nblocks * 64 bytes of keystream to |out| (any alignment)
+ * for block counters state[12], state[12] + 1, ... modulo 2^32; state[13]
+ * never receives a carry.  Reads state[0..15] and nothing else of the
+ * caller's.  nblocks == 0 returns before touching anything.
+ *
+ * Why this shape.  The vector facility has a rotate with an immediate
+ * count (verllf), so a quarter-round step is three instructions that need
+ * no scratch register: x += y; z ^= x; z <<<= r.  Blocks laid out
+ * "vertically" (register i holds state word i of four blocks, one block a
+ * lane) then cost 24 instructions per block and double round, against 30
+ * for a block laid out by rows, which also needs vsldb to line up the
+ * diagonals.  Four vertical blocks give four independent chains per step;
+ * with three dependent instructions per step that leaves the vector pipes
+ * waiting on latency, so the main pass runs two groups of four blocks side
+ * by side, v0-v15 and v16-v31: eight chains per step, every register in
+ * use, none spare.
+ *
+ *   - 8 or more blocks to do: the eight-block pass.  After the rounds the
+ *     second group is parked in the output itself, in the 256 bytes its
+ *     blocks will occupy (vstm), the first group is finished with v16-v31
+ *     as scratch, and the second is brought back (vlm) and finished the
+ *     same way.  No stack scratch.
+ *   - 1 to 7 blocks: four-block passes on v0-v15, the last one storing
+ *     only the blocks asked for.
+ *
+ * Finishing four blocks: add the input words (vlrepf broadcasts; the
+ * counter word from r5 plus the lane offsets), then a 4x4 transpose per
+ * row of the state, vmrhf/vmrlf and one vperm per output register.  The
+ * vperm does the byte order as well: its masks pick each 32-bit word's
+ * bytes in reverse, so the big-endian lanes come out as RFC 8439's
+ * little-endian words.  vlbr/vstbr would do that in the load or store, but
+ * they need the z15 vector-enhancements facility 2; vperm is z13.
+ *
+ * ABI (s390x ELF): r2-r4 arguments; r0, r1 and r5 scratch (loop count,
+ * constants, counter); no other general register is written.  f8-f15,
+ * which overlay the leftmost halves of v8-v15, are callee-saved: they are
+ * kept in the caller's register save area, in the slots of r6-r13 (offsets
+ * 48-111 from r15), which this function never otherwise uses; no frame of
+ * its own.  Clobbers CC and v0-v31.
+ *
+ * On exit v0-v31 are cleared with vzero before f8-f15 are restored (the
+ * restore writes only the leftmost halves of v8-v15), and r5 (the last
+ * counter) is cleared.  The save area holds only the caller's own register
+ * values; there is no other stack use.
+ *
+ * The labels chacha_vx_mca_* mark the round loops for tools/mca-vx.sh,
+ * which feeds them to llvm-mca; they are local symbols, not entry points.
+ */
+#include "asm_common.h"
+
+    .machine "z13"
+
+/* Offsets into .Lvx_consts */
+#define INC0 0   /* lane offsets of the counter, first group */
+#define INC4 16  /* ... second group */
+#define MASKH 32 /* vperm: words 0-1 of each source, bytes reversed */
+#define MASKL 48 /* vperm: words 2-3 of each source, bytes reversed */
+
+/*
+ * One quarter-round step on four columns: x += y; z ^= x; z <<<= r.  The
+ * arguments are register numbers in the first group; with g = 1 the same
+ * step runs on the second group (register + 16), interleaved.
+ */
+.macro STEP g, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3, r
+    vaf     \x0, \x0, \y0
+    vaf     \x1, \x1, \y1
+    vaf     \x2, \x2, \y2
+    vaf     \x3, \x3, \y3
+.if \g
+    vaf     \x0 + 16, \x0 + 16, \y0 + 16
+    vaf     \x1 + 16, \x1 + 16, \y1 + 16
+    vaf     \x2 + 16, \x2 + 16, \y2 + 16
+    vaf     \x3 + 16, \x3 + 16, \y3 + 16
+.endif
+    vx      \z0, \z0, \x0
+    vx      \z1, \z1, \x1
+    vx      \z2, \z2, \x2
+    vx      \z3, \z3, \x3
+.if \g
+    vx      \z0 + 16, \z0 + 16, \x0 + 16
+    vx      \z1 + 16, \z1 + 16, \x1 + 16
+    vx      \z2 + 16, \z2 + 16, \x2 + 16
+    vx      \z3 + 16, \z3 + 16, \x3 + 16
+.endif
+    verllf  \z0, \z0, \r
+    verllf  \z1, \z1, \r
+    verllf  \z2, \z2, \r
+    verllf  \z3, \z3, \r
+.if \g
+    verllf  \z0 + 16, \z0 + 16, \r
+    verllf  \z1 + 16, \z1 + 16, \r
+    verllf  \z2 + 16, \z2 + 16, \r
+    verllf  \z3 + 16, \z3 + 16, \r
+.endif
+.endm
+
+/* Four quarter rounds (a, b, c, d) side by side, in one or both groups. */
+.macro QROUND g, a0, b0, c0, d0, a1, b1, c1, d1, a2, b2, c2, d2, a3, b3, c3, d3
+    STEP    \g, \a0, \b0, \d0, \a1, \b1, \d1, \a2, \b2, \d2, \a3, \b3, \d3, 16
+    STEP    \g, \c0, \d0, \b0, \c1, \d1, \b1, \c2, \d2, \b2, \c3, \d3, \b3, 12
+    STEP    \g, \a0, \b0, \d0, \a1, \b1, \d1, \a2, \b2, \d2, \a3, \b3, \d3, 8
+    STEP    \g, \c0, \d0, \b0, \c1, \d1, \b1, \c2, \d2, \b2, \c3, \d3, \b3, 7
+.endm
+
+/* Ten double rounds; the loop between the chacha_vx_mca_<name> labels. */
+.macro ROUNDS g, name
+    lhi     %r0, 10
+chacha_vx_mca_\name\()_begin:
+    QROUND  \g, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15
+    QROUND  \g, 0, 5, 10, 15, 1, 6, 11, 12, 2, 7, 8, 13, 3, 4, 9, 14
+    brct    %r0, chacha_vx_mca_\name\()_begin
+chacha_vx_mca_\name\()_end:
+.endm
+
+/*
+ * Load the state into the first group (g = 0) or both: word i broadcast
+ * into v(i) and v(i + 16), the counter word r5 + the lane offsets.
+ */
+.macro LOAD_STATE g
+    vlvgf   %v16, %r5, 0
+    vrepf   %v16, %v16, 0
+    vl      %v17, INC0(%r1)
+    vaf     %v12, %v16, %v17
+.if \g
+    vl      %v17, INC4(%r1)
+    vaf     %v28, %v16, %v17
+.endif
+    .irp    i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15
+    vlrepf  \i, 4 * \i(%r3)
+    .endr
+.if \g
+    .irp    i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15
+    vlr     \i + 16, \i
+    .endr
+.endif
+.endm
+
+/*
+ * Turn the four blocks in v0-v15 (after the rounds) into keystream: add
+ * the input words, with lane offsets |inc| for the counter, transpose and
+ * reverse the bytes of each word.  Block j's rows end up in v(j), v(4 + j),
+ * v(8 + j), v(12 + j).  v16-v31 are scratch.
+ */
+.macro FINISH4 inc
+    vlvgf   %v16, %r5, 0
+    vrepf   %v16, %v16, 0
+    vl      %v17, \inc(%r1)
+    vaf     %v16, %v16, %v17
+    vaf     %v12, %v12, %v16
+    .irp    i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15
+    vlrepf  \i + 16, 4 * \i(%r3)
+    .endr
+    .irp    i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15
+    vaf     \i, \i, \i + 16
+    .endr
+    vl      %v30, MASKH(%r1)
+    vl      %v31, MASKL(%r1)
+    .irp    r, 0, 4, 8, 12
+    vmrhf   %v16, \r, \r + 1
+    vmrhf   %v17, \r + 2, \r + 3
+    vmrlf   %v18, \r, \r + 1
+    vmrlf   %v19, \r + 2, \r + 3
+    vperm   \r, %v16, %v17, %v30
+    vperm   \r + 1, %v16, %v17, %v31
+    vperm   \r + 2, %v18, %v19, %v30
+    vperm   \r + 3, %v18, %v19, %v31
+    .endr
+.endm
+
+/* Store block j of a finished group (FINISH4) at |off| + 64 * j(r2). */
+.macro STORE_BLOCK j, off
+    vst     \j, \off + 64 * \j(%r2)
+    vst     \j + 4, \off + 64 * \j + 16(%r2)
+    vst     \j + 8, \off + 64 * \j + 32(%r2)
+    vst     \j + 12, \off + 64 * \j + 48(%r2)
+.endm
+
+    .section .rodata
+    .balign 16
+.Lvx_consts:
+    .long   0, 1, 2, 3
+    .long   4, 5, 6, 7
+    .byte   3, 2, 1, 0, 7, 6, 5, 4, 19, 18, 17, 16, 23, 22, 21, 20
+    .byte   11, 10, 9, 8, 15, 14, 13, 12, 27, 26, 25, 24, 31, 30, 29, 28
+
+    .text
+    .balign 16
+FUNC_BEGIN(chacharng_chacha_blocks_vx)
+    clgijne %r4, 0, .Lvx_start
+    br      %r14
+.Lvx_start:
+    std     %f8, 48(%r15)
+    .cfi_offset %f8, -112
+    std     %f9, 56(%r15)
+    .cfi_offset %f9, -104
+    std     %f10, 64(%r15)
+    .cfi_offset %f10, -96
+    std     %f11, 72(%r15)
+    .cfi_offset %f11, -88
+    std     %f12, 80(%r15)
+    .cfi_offset %f12, -80
+    std     %f13, 88(%r15)
+    .cfi_offset %f13, -72
+    std     %f14, 96(%r15)
+    .cfi_offset %f14, -64
+    std     %f15, 104(%r15)
+    .cfi_offset %f15, -56
+    larl    %r1, .Lvx_consts
+    l       %r5, 4 * 12(%r3)
+
+.Lvx_pass8:
+    clgijl  %r4, 8, .Lvx_pass4
+    LOAD_STATE 1
+    ROUNDS  1, pass8
+    /* park the second group where its blocks go */
+    vstm    %v16, %v31, 256(%r2)
+    FINISH4 INC0
+    STORE_BLOCK 0, 0
+    STORE_BLOCK 1, 0
+    STORE_BLOCK 2, 0
+    STORE_BLOCK 3, 0
+    vlm     %v0, %v15, 256(%r2)
+    FINISH4 INC4
+    STORE_BLOCK 0, 256
+    STORE_BLOCK 1, 256
+    STORE_BLOCK 2, 256
+    STORE_BLOCK 3, 256
+    alfi    %r5, 8
+    la      %r2, 512(%r2)
+    aghi    %r4, -8
+    j       .Lvx_pass8
+
+.Lvx_pass4:
+    clgije  %r4, 0, .Lvx_done
+    LOAD_STATE 0
+    ROUNDS  0, pass4
+    FINISH4 INC0
+    STORE_BLOCK 0, 0
+    clgije  %r4, 1, .Lvx_done
+    STORE_BLOCK 1, 0
+    clgije  %r4, 2, .Lvx_done
+    STORE_BLOCK 2, 0
+    clgije  %r4, 3, .Lvx_done
+    STORE_BLOCK 3, 0
+    alfi    %r5, 4
+    la      %r2, 256(%r2)
+    aghi    %r4, -4
+    j       .Lvx_pass4
+
+.Lvx_done:
+    /* keystream, key words and counters in every vector register */
+    .irp    i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+    vzero   \i
+    vzero   \i + 16
+    .endr
+    /* the counter of the last pass */
+    lghi    %r5, 0
+    ld      %f8, 48(%r15)
+    ld      %f9, 56(%r15)
+    ld      %f10, 64(%r15)
+    ld      %f11, 72(%r15)
+    ld      %f12, 80(%r15)
+    ld      %f13, 88(%r15)
+    ld      %f14, 96(%r15)
+    ld      %f15, 104(%r15)
+    .cfi_restore %f8
+    .cfi_restore %f9
+    .cfi_restore %f10
+    .cfi_restore %f11
+    .cfi_restore %f12
+    .cfi_restore %f13
+    .cfi_restore %f14
+    .cfi_restore %f15
+    br      %r14
+FUNC_END(chacharng_chacha_blocks_vx)
