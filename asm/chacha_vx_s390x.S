@@ -66,42 +66,42 @@
 #define MASKH 32 /* vperm: words 0-1 of each source, bytes reversed */
 #define MASKL 48 /* vperm: words 2-3 of each source, bytes reversed */
 
+/* d += s (vaf) or d ^= s (vx) for four register pairs, each number + o. */
+.macro OP4 insn, o, d0, s0, d1, s1, d2, s2, d3, s3
+    \insn   \d0 + \o, \d0 + \o, \s0 + \o
+    \insn   \d1 + \o, \d1 + \o, \s1 + \o
+    \insn   \d2 + \o, \d2 + \o, \s2 + \o
+    \insn   \d3 + \o, \d3 + \o, \s3 + \o
+.endm
+
+/* z <<<= r for four registers, each number + o. */
+.macro ROTL4 o, r, z0, z1, z2, z3
+    .irp    z, \z0, \z1, \z2, \z3
+    verllf  \z + \o, \z + \o, \r
+    .endr
+.endm
+
 /*
  * One quarter-round step on four columns: x += y; z ^= x; z <<<= r.  The
  * arguments are register numbers in the first group; with g = 1 the same
  * step runs on the second group (register + 16), interleaved.
  */
 .macro STEP g, x0, y0, z0, x1, y1, z1, x2, y2, z2, x3, y3, z3, r
-    vaf     \x0, \x0, \y0
-    vaf     \x1, \x1, \y1
-    vaf     \x2, \x2, \y2
-    vaf     \x3, \x3, \y3
-.if \g
-    vaf     \x0 + 16, \x0 + 16, \y0 + 16
-    vaf     \x1 + 16, \x1 + 16, \y1 + 16
-    vaf     \x2 + 16, \x2 + 16, \y2 + 16
-    vaf     \x3 + 16, \x3 + 16, \y3 + 16
-.endif
-    vx      \z0, \z0, \x0
-    vx      \z1, \z1, \x1
-    vx      \z2, \z2, \x2
-    vx      \z3, \z3, \x3
-.if \g
-    vx      \z0 + 16, \z0 + 16, \x0 + 16
-    vx      \z1 + 16, \z1 + 16, \x1 + 16
-    vx      \z2 + 16, \z2 + 16, \x2 + 16
-    vx      \z3 + 16, \z3 + 16, \x3 + 16
-.endif
-    verllf  \z0, \z0, \r
-    verllf  \z1, \z1, \r
-    verllf  \z2, \z2, \r
-    verllf  \z3, \z3, \r
-.if \g
-    verllf  \z0 + 16, \z0 + 16, \r
-    verllf  \z1 + 16, \z1 + 16, \r
-    verllf  \z2 + 16, \z2 + 16, \r
-    verllf  \z3 + 16, \z3 + 16, \r
-.endif
+    .irp    o, 0, 16
+    .if     \o == 0 || \g
+    OP4     vaf, \o, \x0, \y0, \x1, \y1, \x2, \y2, \x3, \y3
+    .endif
+    .endr
+    .irp    o, 0, 16
+    .if     \o == 0 || \g
+    OP4     vx, \o, \z0, \x0, \z1, \x1, \z2, \x2, \z3, \x3
+    .endif
+    .endr
+    .irp    o, 0, 16
+    .if     \o == 0 || \g
+    ROTL4   \o, \r, \z0, \z1, \z2, \z3
+    .endif
+    .endr
 .endm
 
 /* Four quarter rounds (a, b, c, d) side by side, in one or both groups. */
@@ -199,22 +199,15 @@ FUNC_BEGIN(chacharng_chacha_blocks_vx)
     clgijne %r4, 0, .Lvx_start
     br      %r14
 .Lvx_start:
-    std     %f8, 48(%r15)
-    .cfi_offset %f8, -112
-    std     %f9, 56(%r15)
-    .cfi_offset %f9, -104
-    std     %f10, 64(%r15)
-    .cfi_offset %f10, -96
-    std     %f11, 72(%r15)
-    .cfi_offset %f11, -88
-    std     %f12, 80(%r15)
-    .cfi_offset %f12, -80
-    std     %f13, 88(%r15)
-    .cfi_offset %f13, -72
-    std     %f14, 96(%r15)
-    .cfi_offset %f14, -64
-    std     %f15, 104(%r15)
-    .cfi_offset %f15, -56
+    /*
+     * f8-f15 into the r6-r13 slots of the caller's register save area.
+     * CFI names them by DWARF number (f8 24, f9 28, f10 25, ... f15 31,
+     * the ABI's order): the assembler numbers %fN as 16 + N.
+     */
+    .irp    f, 8, 9, 10, 11, 12, 13, 14, 15
+    std     %f\f, 48 + 8 * (\f - 8)(%r15)
+    .cfi_offset 24 + (\f - 8) / 2 + 4 * ((\f - 8) % 2), 48 + 8 * (\f - 8) - 160
+    .endr
     larl    %r1, .Lvx_consts
     l       %r5, 4 * 12(%r3)
 
@@ -225,16 +218,14 @@ FUNC_BEGIN(chacharng_chacha_blocks_vx)
     /* park the second group where its blocks go */
     vstm    %v16, %v31, 256(%r2)
     FINISH4 INC0
-    STORE_BLOCK 0, 0
-    STORE_BLOCK 1, 0
-    STORE_BLOCK 2, 0
-    STORE_BLOCK 3, 0
+    .irp    j, 0, 1, 2, 3
+    STORE_BLOCK \j, 0
+    .endr
     vlm     %v0, %v15, 256(%r2)
     FINISH4 INC4
-    STORE_BLOCK 0, 256
-    STORE_BLOCK 1, 256
-    STORE_BLOCK 2, 256
-    STORE_BLOCK 3, 256
+    .irp    j, 0, 1, 2, 3
+    STORE_BLOCK \j, 256
+    .endr
     alfi    %r5, 8
     la      %r2, 512(%r2)
     aghi    %r4, -8
@@ -265,21 +256,9 @@ FUNC_BEGIN(chacharng_chacha_blocks_vx)
     .endr
     /* the counter of the last pass */
     lghi    %r5, 0
-    ld      %f8, 48(%r15)
-    ld      %f9, 56(%r15)
-    ld      %f10, 64(%r15)
-    ld      %f11, 72(%r15)
-    ld      %f12, 80(%r15)
-    ld      %f13, 88(%r15)
-    ld      %f14, 96(%r15)
-    ld      %f15, 104(%r15)
-    .cfi_restore %f8
-    .cfi_restore %f9
-    .cfi_restore %f10
-    .cfi_restore %f11
-    .cfi_restore %f12
-    .cfi_restore %f13
-    .cfi_restore %f14
-    .cfi_restore %f15
+    .irp    f, 8, 9, 10, 11, 12, 13, 14, 15
+    ld      %f\f, 48 + 8 * (\f - 8)(%r15)
+    .cfi_restore 24 + (\f - 8) / 2 + 4 * ((\f - 8) % 2)
+    .endr
     br      %r14
 FUNC_END(chacharng_chacha_blocks_vx)

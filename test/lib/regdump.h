@@ -39,6 +39,14 @@ chacha_blocks_fn rd_leaky_kernel;
 #define RD_SAVED 6
 #define RD_SAVED_NAMES "rbx, rbp and r12-r15"
 #define RD_CLOBBERED_NAME "r13"
+#elif defined(__s390x__) && defined(__ELF__)
+/* Callee-saved: r6-r13 (saved[0..7]) and f8-f15 (saved[8..15]). */
+#define RD_SAVED 16
+#define RD_SAVED_NAMES "r6-r13 and f8-f15"
+#define RD_CLOBBERED_NAME "f12"
+#endif
+
+#ifdef RD_SAVED
 /*
  * Call |fn|(|out|, |state|, |nblocks|) with each callee-saved register
  * holding a distinct pattern (rd_saved_pattern(i) for register i), then
@@ -51,9 +59,12 @@ void rd_call_saved(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
 #define rd_saved_pattern(i)                                                    \
     (0x5a17c3e90b2d4f60ull + 0x0101010101010101ull * (i))
 
-/* A careless kernel: computes nothing, returns with r13 changed. */
+/* A careless kernel: computes nothing, returns with RD_CLOBBERED_NAME
+ * changed. */
 chacha_blocks_fn rd_clobbering_kernel;
+#endif
 
+#if defined(__x86_64__) && defined(__ELF__)
 /* The keyed batch: as rd_call() and rd_call_saved(), for
  * |fn|(|key|, |out|, |state|, |nblocks|). */
 #define RD_KEYED 1
@@ -63,20 +74,6 @@ void rd_call_key(chacha_blocks_key_fn *fn, uint8_t *key, uint8_t *out,
 void rd_call_key_saved(chacha_blocks_key_fn *fn, uint8_t *key, uint8_t *out,
                        const uint32_t *state, size_t nblocks,
                        uint64_t saved[RD_SAVED]);
-#endif
-
-#if defined(__s390x__) && defined(__ELF__)
-/* Callee-saved: r6-r13 (saved[0..7]) and f8-f15 (saved[8..15]). */
-#define RD_SAVED 16
-#define RD_SAVED_NAMES "r6-r13 and f8-f15"
-#define RD_CLOBBERED_NAME "f12"
-/* As on x86_64: each callee-saved register holds rd_saved_pattern(i). */
-void rd_call_saved(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
-                   size_t nblocks, uint64_t saved[RD_SAVED]);
-#define rd_saved_pattern(i)                                                    \
-    (0x5a17c3e90b2d4f60ull + 0x0101010101010101ull * (i))
-/* A careless kernel: computes nothing, returns with f12 changed. */
-chacha_blocks_fn rd_clobbering_kernel;
 #endif
 
 #endif
