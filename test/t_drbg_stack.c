@@ -366,7 +366,7 @@ static void test_registers(void)
         for (r = 0; r < RD_SAVED; r++)
             bad_saved += saved[r] != rd_saved_pattern(r);
         TU_OK(bad_saved == 0,
-              "%s keyed batch, 1 + %zu blocks: rbx, rbp and r12-r15 come "
+              "%s keyed batch, 1 + %zu blocks: " RD_SAVED_NAMES " come "
               "back as the caller left them",
               real->name, key_sizes[i]);
     }

@@ -44,6 +44,7 @@ chacha_blocks_fn rd_leaky_kernel;
 #define RD_SAVED 16
 #define RD_SAVED_NAMES "r6-r13 and f8-f15"
 #define RD_CLOBBERED_NAME "f12"
+#define RD_KEYED 1
 #endif
 
 #ifdef RD_SAVED
@@ -65,9 +66,12 @@ chacha_blocks_fn rd_clobbering_kernel;
 #endif
 
 #if defined(__x86_64__) && defined(__ELF__)
+#define RD_KEYED 1
+#endif
+
+#ifdef RD_KEYED
 /* The keyed batch: as rd_call() and rd_call_saved(), for
  * |fn|(|key|, |out|, |state|, |nblocks|). */
-#define RD_KEYED 1
 void rd_call_key(chacha_blocks_key_fn *fn, uint8_t *key, uint8_t *out,
                  const uint32_t *state, size_t nblocks,
                  uint32_t dump[RD_WORDS]);
