@@ -19,11 +19,13 @@
  * "vertically" (register i holds state word i of four blocks, one block a
  * lane) then cost 24 instructions per block and double round, against 30
  * for a block laid out by rows, which also needs vsldb to line up the
- * diagonals.  Four vertical blocks give four independent chains per step;
- * with three dependent instructions per step that leaves the vector pipes
- * waiting on latency, so the main pass runs two groups of four blocks side
- * by side, v0-v15 and v16-v31: eight chains per step, every register in
- * use, none spare.
+ * diagonals.  Four vertical blocks give four independent chains of three
+ * dependent instructions per step; the main pass runs two groups of four
+ * blocks side by side, v0-v15 and v16-v31, so that eight chains keep the
+ * vector pipes fed even where an instruction's latency is longer than the
+ * two cycles LLVM's z15 and z16 models give it (with those, four chains
+ * already fill both pipes, and the two shapes cost the same per block:
+ * tools/mca-vx.sh).  Every register is in use, none spare.
  *
  *   - 8 or more blocks to do: the eight-block pass.  After the rounds the
  *     second group is parked in the output itself, in the 256 bytes its
@@ -52,6 +54,10 @@
  * restore writes only the leftmost halves of v8-v15), and r5 (the last
  * counter) is cleared.  The save area holds only the caller's own register
  * values; there is no other stack use.
+ *
+ * The keyed batch (chacharng_chacha_blocks_key_vx) is chacha_keyed.c's
+ * two calls, the key block and then the others: a refill's 17 blocks take
+ * three passes (8, 8 and one of four) that way or in one call.
  *
  * The labels chacha_vx_mca_* mark the round loops for tools/mca-vx.sh,
  * which feeds them to llvm-mca; they are local symbols, not entry points.
