@@ -7,7 +7,22 @@
  * address: what the test's own code left there (a kernel that uses few
  * registers never overwrites it) must not be taken for the kernel's.
  */
+#if defined(__s390x__)
+#include <sys/auxv.h>
+#endif
+
 #include "regdump.h"
+
+#ifdef RD_WORDS
+int rd_usable(void)
+{
+#if defined(__s390x__)
+    return (getauxval(AT_HWCAP) & HWCAP_S390_VXRS) != 0;
+#else
+    return 1;
+#endif
+}
+#endif
 
 #if defined(__x86_64__) && defined(__ELF__)
 /*

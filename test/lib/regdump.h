@@ -26,6 +26,10 @@
 #endif
 
 #ifdef RD_WORDS
+/* 1 if this CPU runs the dump (s390x: it clears and stores v0-v31, which
+ * takes the vector facility), else 0. */
+int rd_usable(void);
+
 /* Call |fn|(|out|, |state|, |nblocks|), then dump the registers. */
 void rd_call(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
              size_t nblocks, uint32_t dump[RD_WORDS]);
