@@ -117,7 +117,7 @@ s390x() {
     cp "$dir/test-suite.log" "$results/s390x.log" 2>/dev/null
     grep -h -m1 'checksum' "$dir"/test/t_chacha.log 2>/dev/null
     grep -h 'best kernel' "$dir"/test/t_chacha.log 2>/dev/null
-    grep -hE '^(PASS|FAIL): .*pass8' "$dir"/tools/mca-vx.log 2>/dev/null
+    grep -hE '^(ok|not ok) .*pass8' "$dir"/tools/mca-vx.log 2>/dev/null
     rm -f "$dir"/test-suite.log "$dir"/test/*.log "$dir"/test/*.trs
     # shellcheck disable=SC2016
     (cd "$dir" && make -j"$jobs" check TESTS='$(core_tests)' \
