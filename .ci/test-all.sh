@@ -185,6 +185,7 @@ if [ -z "$quick" ]; then
                  disable-all-isas aarch64 s390x; do
             stage_result "$r" "$results_dir" "$r"
         done
+        stage_result s390x-novx "$results_dir" s390x-novx
     else
         check "make dist" false
     fi

@@ -24,6 +24,7 @@
 #define CHACHA_CPU_AVX2 (1u << 1)
 #define CHACHA_CPU_AVX512 (1u << 2) /* AVX-512F + VL, OS saves zmm state */
 #define CHACHA_CPU_NEON (1u << 3)
+#define CHACHA_CPU_VX (1u << 5) /* s390x vector facility, OS saves v0-v31 */
 
 /*
  * Kernel contract: write |nblocks| * 64 keystream bytes to |out| (any
@@ -59,6 +60,7 @@ chacha_blocks_fn chacharng_chacha_blocks_neon;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x8;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x6;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x1;
+chacha_blocks_fn chacharng_chacha_blocks_vx;
 
 chacha_blocks_key_fn chacharng_chacha_blocks_key_generic;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_sse2;
@@ -68,6 +70,7 @@ chacha_blocks_key_fn chacharng_chacha_blocks_key_neon;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x8;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x6;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x1;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_vx;
 
 /* A keyed batch through |blocks|: the key block, then the others. */
 void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,

@@ -50,3 +50,6 @@ KEYED_VIA(neon_x8)
 KEYED_VIA(neon_x6)
 KEYED_VIA(neon_x1)
 #endif
+#if CHACHARNG_HAVE_VX_ASM
+KEYED_VIA(vx)
+#endif

@@ -2,7 +2,8 @@
 /*
  * Run-time CPU feature detection for kernel choice.  On x86_64 a feature
  * counts only when CPUID reports it *and* XCR0 shows the OS saves the
- * registers it needs; on aarch64 NEON (ASIMD) is part of the base ABI.
+ * registers it needs; on aarch64 NEON (ASIMD) is part of the base ABI;
+ * on s390x the vector facility counts when AT_HWCAP says the OS saves it.
  * Other targets report nothing, so only the C kernel is ever picked.
  */
 #include "chacha.h"
@@ -51,6 +52,18 @@ uint32_t chacha_cpu_features(void)
 uint32_t chacha_cpu_features(void)
 {
     return CHACHA_CPU_NEON; /* Advanced SIMD is mandatory in AArch64 */
+}
+
+#elif defined(__s390x__)
+#include <sys/auxv.h>
+
+/*
+ * The kernel sets HWCAP_S390_VXRS only when the machine has the vector
+ * facility and the kernel saves v0-v31 across context switches.
+ */
+uint32_t chacha_cpu_features(void)
+{
+    return (getauxval(AT_HWCAP) & HWCAP_S390_VXRS) ? CHACHA_CPU_VX : 0;
 }
 
 #else

@@ -28,6 +28,10 @@ static const struct chacha_impl impls[] = {
     { "neon", CHACHA_CPU_NEON, 8, chacharng_chacha_blocks_neon,
       chacharng_chacha_blocks_key_neon },
 #endif
+#if CHACHARNG_HAVE_VX_ASM
+    { "vx", CHACHA_CPU_VX, 8, chacharng_chacha_blocks_vx,
+      chacharng_chacha_blocks_key_vx },
+#endif
     { "generic", 0, 1, chacharng_chacha_blocks_generic,
       chacharng_chacha_blocks_key_generic },
 };

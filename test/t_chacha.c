@@ -12,7 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__s390x__)
+#include <sys/auxv.h>
+#endif
 
+#include "config.h"
 #include "chacha.h"
 #include "hex.h"
 #include "rfc8439.h"
@@ -315,6 +319,30 @@ static void check_kernel(const struct chacha_impl *impl)
     TU_OK(chacha_impl_selftest(impl), "%s: built-in self-test", impl->name);
 }
 
+/*
+ * The kernel chosen for this CPU, against the platform's own report read
+ * here rather than through cpu.c: on s390x the vector kernel where the
+ * kernel says the vector facility is there (unless the build left it
+ * out), the C kernel where it is not.
+ */
+static void check_choice(void)
+{
+#if defined(__s390x__)
+#if !defined(CHACHARNG_HAVE_VX_ASM) || CHACHARNG_HAVE_VX_ASM
+    const int vx_built = 1;
+#else
+    const int vx_built = 0;
+#endif
+    int vx = (getauxval(AT_HWCAP) & HWCAP_S390_VXRS) != 0;
+    const char *want = vx && vx_built ? "vx" : "generic";
+    const char *got = chacha_impl_best()->name;
+
+    TU_OK(strcmp(got, want) == 0,
+          "s390x, vector facility %s: best kernel %s (want %s)",
+          vx ? "present" : "absent", got, want);
+#endif
+}
+
 static void body(void)
 {
     const struct chacha_impl *list, *variants;
@@ -325,6 +353,7 @@ static void body(void)
           "kernel list ends with generic");
     TU_OK(chacha_impl_selftest(chacha_impl_best()),
           "self-test of the best kernel (%s)", chacha_impl_best()->name);
+    check_choice();
     for (i = 0; i < n; i++) {
         if (!chacha_impl_supported(&list[i])) {
             tu_skip("kernel %s: not supported by this CPU", list[i].name);

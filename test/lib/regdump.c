@@ -7,7 +7,22 @@
  * address: what the test's own code left there (a kernel that uses few
  * registers never overwrites it) must not be taken for the kernel's.
  */
+#if defined(__s390x__)
+#include <sys/auxv.h>
+#endif
+
 #include "regdump.h"
+
+#ifdef RD_WORDS
+int rd_usable(void)
+{
+#if defined(__s390x__)
+    return (getauxval(AT_HWCAP) & HWCAP_S390_VXRS) != 0;
+#else
+    return 1;
+#endif
+}
+#endif
 
 #if defined(__x86_64__) && defined(__ELF__)
 /*
@@ -285,5 +300,151 @@ __asm__(".pushsection .text\n"
         "  ldr q5, [x1, #16]\n"
         "  ret\n"
         ".size rd_leaky_kernel, .-rd_leaky_kernel\n"
+        ".popsection\n");
+#elif defined(__s390x__) && defined(__ELF__)
+/*
+ * Assembler macros for the four functions below, which share one frame:
+ * r6-r15 in the caller's save area, then 224 bytes (232 with a saved
+ * pointer at 224) below: the 160-byte save area the kernel may use and
+ * f8-f15 at 160.  The vector instructions need z13 whatever -march.
+ *
+ * rd_fprs OP, BASE, REG: OP (std or ld) f8-f15 at BASE + 0, 8, ... 56
+ * from REG.  rd_enter FRAME: save and make the frame.  rd_dump_after_call:
+ * with the kernel in r1 and its arguments in place, clear v0-v31, call,
+ * store r0-r5 and v0-v31 at r7, return.  rd_load_patterns: every
+ * callee-saved register from rd_saved_patterns.  rd_saved_after_call:
+ * call r1, store r6-r13 and f8-f15 where 224 in the frame points, return.
+ */
+__asm__(".machine push\n"
+        ".machine z13\n"
+        ".macro rd_fprs op, base, reg\n"
+        "  .irp f, 8, 9, 10, 11, 12, 13, 14, 15\n"
+        "  \\op %f\\f, \\base + 8 * (\\f - 8)(\\reg)\n"
+        "  .endr\n"
+        ".endm\n"
+        ".macro rd_enter frame\n"
+        "  stmg %r6, %r15, 48(%r15)\n"
+        "  aghi %r15, -\\frame\n"
+        "  rd_fprs std, 160, %r15\n"
+        ".endm\n"
+        ".macro rd_leave frame\n"
+        "  rd_fprs ld, 160, %r15\n"
+        "  lmg %r6, %r15, \\frame + 48(%r15)\n"
+        "  br %r14\n"
+        ".endm\n"
+        ".macro rd_dump_after_call\n"
+        "  lghi %r0, 0\n"
+        "  .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15\n"
+        "  vzero \\i\n"
+        "  vzero \\i + 16\n"
+        "  .endr\n"
+        "  basr %r14, %r1\n"
+        "  stmg %r0, %r5, 0(%r7)\n"
+        "  vstm %v0, %v15, 48(%r7)\n"
+        "  vstm %v16, %v31, 304(%r7)\n"
+        "  rd_leave 224\n"
+        ".endm\n"
+        ".macro rd_load_patterns\n"
+        "  larl %r14, rd_saved_patterns\n"
+        "  lmg %r6, %r13, 0(%r14)\n"
+        "  rd_fprs ld, 64, %r14\n"
+        ".endm\n"
+        ".macro rd_saved_after_call\n"
+        "  basr %r14, %r1\n"
+        "  lg %r1, 224(%r15)\n"
+        "  stmg %r6, %r13, 0(%r1)\n"
+        "  rd_fprs std, 64, %r1\n"
+        "  rd_leave 232\n"
+        ".endm\n"
+        ".machine pop\n"
+        ".pushsection .rodata\n"
+        ".balign 8\n"
+        "rd_saved_patterns:\n"
+        "  .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15\n"
+        "  .quad 0x5a17c3e90b2d4f60 + 0x0101010101010101 * \\i\n"
+        "  .endr\n"
+        ".popsection\n");
+
+/*
+ * rd_call: r2 fn, r3 out, r4 state, r5 nblocks, r6 dump.
+ * rd_call_key: r2 fn, r3 key, r4 out, r5 state, r6 nblocks, the dump at
+ * 160 in the caller's frame (the sixth argument).
+ */
+__asm__(".pushsection .text\n"
+        ".machine push\n"
+        ".machine z13\n"
+        ".globl rd_call\n"
+        ".type rd_call, @function\n"
+        "rd_call:\n"
+        "  rd_enter 224\n"
+        "  lgr %r7, %r6\n"
+        "  lgr %r1, %r2\n"
+        "  lgr %r2, %r3\n"
+        "  lgr %r3, %r4\n"
+        "  lgr %r4, %r5\n"
+        "  lghi %r5, 0\n"
+        "  rd_dump_after_call\n"
+        ".size rd_call, .-rd_call\n"
+        ".globl rd_call_key\n"
+        ".type rd_call_key, @function\n"
+        "rd_call_key:\n"
+        "  lg %r1, 160(%r15)\n"
+        "  rd_enter 224\n"
+        "  lgr %r7, %r1\n"
+        "  lgr %r1, %r2\n"
+        "  lgr %r2, %r3\n"
+        "  lgr %r3, %r4\n"
+        "  lgr %r4, %r5\n"
+        "  lgr %r5, %r6\n"
+        "  rd_dump_after_call\n"
+        ".size rd_call_key, .-rd_call_key\n"
+        ".globl rd_leaky_kernel\n"
+        ".type rd_leaky_kernel, @function\n"
+        "rd_leaky_kernel:\n"
+        "  vl %v5, 16(%r3)\n"
+        "  br %r14\n"
+        ".size rd_leaky_kernel, .-rd_leaky_kernel\n"
+        ".machine pop\n"
+        ".popsection\n");
+
+/*
+ * rd_call_saved: r2 fn, r3 out, r4 state, r5 nblocks, r6 saved.
+ * rd_call_key_saved: r2 fn, r3 key, r4 out, r5 state, r6 nblocks, saved
+ * at 160 in the caller's frame.  The kernel is entered with every
+ * callee-saved register holding its own pattern.
+ */
+__asm__(".pushsection .text\n"
+        ".globl rd_call_saved\n"
+        ".type rd_call_saved, @function\n"
+        "rd_call_saved:\n"
+        "  rd_enter 232\n"
+        "  stg %r6, 224(%r15)\n"
+        "  lgr %r1, %r2\n"
+        "  lgr %r2, %r3\n"
+        "  lgr %r3, %r4\n"
+        "  lgr %r4, %r5\n"
+        "  rd_load_patterns\n"
+        "  rd_saved_after_call\n"
+        ".size rd_call_saved, .-rd_call_saved\n"
+        ".globl rd_call_key_saved\n"
+        ".type rd_call_key_saved, @function\n"
+        "rd_call_key_saved:\n"
+        "  lg %r1, 160(%r15)\n"
+        "  rd_enter 232\n"
+        "  stg %r1, 224(%r15)\n"
+        "  lgr %r1, %r2\n"
+        "  lgr %r2, %r3\n"
+        "  lgr %r3, %r4\n"
+        "  lgr %r4, %r5\n"
+        "  lgr %r5, %r6\n"
+        "  rd_load_patterns\n"
+        "  rd_saved_after_call\n"
+        ".size rd_call_key_saved, .-rd_call_key_saved\n"
+        ".globl rd_clobbering_kernel\n"
+        ".type rd_clobbering_kernel, @function\n"
+        "rd_clobbering_kernel:\n"
+        "  lzdr %f12\n"
+        "  br %r14\n"
+        ".size rd_clobbering_kernel, .-rd_clobbering_kernel\n"
         ".popsection\n");
 #endif

@@ -4,8 +4,10 @@
  * chacha_blocks_fn and, before anything else runs, stores every
  * call-clobbered general and vector register into |dump|.  Written in
  * assembly (regdump.c), as C cannot see registers; available on x86_64
- * (rax, rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15) and aarch64 (x0-x18,
- * v0-v31 whole: the upper halves of v8-v15 are not preserved either).
+ * (rax, rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15), aarch64 (x0-x18,
+ * v0-v31 whole: the upper halves of v8-v15 are not preserved either) and
+ * s390x (r0-r5, v0-v31 whole: only f8-f15, the left halves of v8-v15, are
+ * preserved).
  */
 #ifndef CHACHARNG_REGDUMP_H
 #define CHACHARNG_REGDUMP_H
@@ -19,9 +21,15 @@
 #define RD_WORDS (16 * 4 + 9 * 2)
 #elif defined(__aarch64__) && defined(__ELF__)
 #define RD_WORDS (20 * 2 + 32 * 4) /* x0-x18, a pad word pair, v0-v31 */
+#elif defined(__s390x__) && defined(__ELF__)
+#define RD_WORDS (6 * 2 + 32 * 4) /* r0-r5, v0-v31 whole */
 #endif
 
 #ifdef RD_WORDS
+/* 1 if this CPU runs the dump (s390x: it clears and stores v0-v31, which
+ * takes the vector facility), else 0. */
+int rd_usable(void);
+
 /* Call |fn|(|out|, |state|, |nblocks|), then dump the registers. */
 void rd_call(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
              size_t nblocks, uint32_t dump[RD_WORDS]);
@@ -33,6 +41,17 @@ chacha_blocks_fn rd_leaky_kernel;
 #if defined(__x86_64__) && defined(__ELF__)
 /* Callee-saved general registers: rbx, rbp, r12-r15. */
 #define RD_SAVED 6
+#define RD_SAVED_NAMES "rbx, rbp and r12-r15"
+#define RD_CLOBBERED_NAME "r13"
+#elif defined(__s390x__) && defined(__ELF__)
+/* Callee-saved: r6-r13 (saved[0..7]) and f8-f15 (saved[8..15]). */
+#define RD_SAVED 16
+#define RD_SAVED_NAMES "r6-r13 and f8-f15"
+#define RD_CLOBBERED_NAME "f12"
+#define RD_KEYED 1
+#endif
+
+#ifdef RD_SAVED
 /*
  * Call |fn|(|out|, |state|, |nblocks|) with each callee-saved register
  * holding a distinct pattern (rd_saved_pattern(i) for register i), then
@@ -45,12 +64,18 @@ void rd_call_saved(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
 #define rd_saved_pattern(i)                                                    \
     (0x5a17c3e90b2d4f60ull + 0x0101010101010101ull * (i))
 
-/* A careless kernel: computes nothing, returns with r13 changed. */
+/* A careless kernel: computes nothing, returns with RD_CLOBBERED_NAME
+ * changed. */
 chacha_blocks_fn rd_clobbering_kernel;
+#endif
 
+#if defined(__x86_64__) && defined(__ELF__)
+#define RD_KEYED 1
+#endif
+
+#ifdef RD_KEYED
 /* The keyed batch: as rd_call() and rd_call_saved(), for
  * |fn|(|key|, |out|, |state|, |nblocks|). */
-#define RD_KEYED 1
 void rd_call_key(chacha_blocks_key_fn *fn, uint8_t *key, uint8_t *out,
                  const uint32_t *state, size_t nblocks,
                  uint32_t dump[RD_WORDS]);
