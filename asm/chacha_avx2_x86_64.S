@@ -22,8 +22,9 @@
  * (chacha_block_x86_64.h) saves rbx, rbp and r12-r15 with push/pop and
  * keeps two state words and the two pointers in a 32-byte frame (CFI
  * describes both); else rsp is saved in r11 (the CFA register meanwhile),
- * aligned down to 32 bytes and lowered by 1056 bytes: the working state of
- * two 8-block batches and the counter vector.  Every byte left below the
+ * aligned down to 32 bytes and lowered by 1120 bytes: 64 bytes that only
+ * the keyed batch below uses, then the working state of two 8-block
+ * batches and the counter vector.  Every byte left below the
  * caller's rsp is overwritten with zeros before returning.
  *
  * Layout: "vertical" -- ymm register i holds state word i of eight
