@@ -805,14 +805,15 @@ static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
     EVP_RAND_CTX_free(dflt);
     ctx[0] = kmix_ctx(chacha, 0);
     ctx[1] = kmix_ctx(chacha, 1);
-    printf("\nKernel mixing (one 32-byte getrandom per refill and per direct"
+    printf("\nKernel mixing (one %d-byte getrandom per refill and per direct"
            " request),\nEVP_RAND_generate, MB/s: median of %d interleaved"
            " rounds of %.2f s each,\nthen the fastest round; on/off is the"
            " median of the per-round ratios\n  route: %s\n  default"
            " kernel_mix here: %s (C library: %s; auto is on wherever\n  the"
            " kernel's vDSO exports getrandom, Linux 6.11+ x86_64, 6.12+"
            " aarch64)\n",
-           runs, opt_secs, route, auto_pick ? "on" : "off", libc_name());
+           CHACHA_DRBG_MIX_BYTES, runs, opt_secs, route,
+           auto_pick ? "on" : "off", libc_name());
     printf("%-9s%10s%10s%10s%10s%10s\n", "size", "off", "on", "fastest",
            "fastest", "on/off");
     for (i = 0; i < KMIX_ROWS; i++) {
@@ -827,15 +828,17 @@ static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
         fflush(stdout);
     }
     printf("  failed kernel reads while mixing: %u\n", kmix_failures(ctx[1]));
-    set_job(&jobs[0], gen_kernel_read, NULL, 32, "getrandom");
+    set_job(&jobs[0], gen_kernel_read, NULL, CHACHA_DRBG_MIX_BYTES,
+            "getrandom");
     run_jobs(jobs, 1, runs, opt_secs / 4, 0, buf);
-    printf("  one read, the system call getrandom(32 bytes, GRND_NONBLOCK):"
+    printf("  one read, the system call getrandom(%d bytes, GRND_NONBLOCK):"
            " %.0f ns\n",
-           32.0 / median_of(jobs[0].mbps, runs) * 1e3);
-    set_job(&jobs[0], gen_kmix_read, &slot, 32, "kmix read");
+           CHACHA_DRBG_MIX_BYTES,
+           CHACHA_DRBG_MIX_BYTES / median_of(jobs[0].mbps, runs) * 1e3);
+    set_job(&jobs[0], gen_kmix_read, &slot, CHACHA_DRBG_MIX_BYTES, "kmix read");
     run_jobs(jobs, 1, runs, opt_secs / 4, 0, buf);
     printf("  one read, the module's route: %.0f ns\n",
-           32.0 / median_of(jobs[0].mbps, runs) * 1e3);
+           CHACHA_DRBG_MIX_BYTES / median_of(jobs[0].mbps, runs) * 1e3);
     chacha_kmix_release(slot);
     EVP_RAND_CTX_free(ctx[0]);
     EVP_RAND_CTX_free(ctx[1]);
