@@ -513,7 +513,7 @@
  * The vector batches for rdx >= 1 blocks to out = rdi from st = rsi, the
  * counters of the first eight in CTR, the aligned frame in place: pairs of
  * 8-block states, then one 8-block state for a final 1..8.  Ends at
- * .Lbatches_done\sfx; each function expands it once with its own suffix.
+ * .Lbatches_done\sfx (\sfx keeps the labels of an expansion apart).
  */
 .macro BATCHES sfx
         cmpq    $8, %rdx
@@ -664,22 +664,24 @@ FUNC_END(chacharng_chacha_blocks_avx2)
  *
  * The keyed batch of chacha.h: block st[12] to key[0..64), nblocks blocks
  * from st[12] + 1 to out.  The key block runs on the integer registers
- * (chacha_block_x86_64.h) inside the rounds of the first pair of 8-block
- * states, which make blocks st[12] + 1 .. st[12] + 16: the vector rounds
- * use no general register, and the integer ALUs they leave idle run the
- * key block's chain beside them, so a direct request pays for its rekey
- * block almost nothing instead of a serial one-block call.  Blocks after
- * the first sixteen take this function's own copy of the main kernel's
- * batches (BATCHES).  For nblocks == 0 the key block runs alone.
+ * (chacha_block_x86_64.h) inside the rounds of the pair of 8-block
+ * states that makes blocks st[12] + 1 .. st[12] + 16, for nblocks 1..16
+ * (a 1 KiB direct request): the vector rounds use no general register,
+ * and the integer ALUs they leave idle run the key block's chain beside
+ * them, so the rekey block costs a fraction of a serial one-block call.
+ * For more blocks the key block runs first, alone, and the rest come from
+ * a call of the main kernel (see .Lkey_first); for nblocks == 0 it runs
+ * alone.
  *
  * Frame: rbx, rbp and r12-r15 pushed (CFI follows every push), then the
  * 32-byte aligned work area of the main kernel, whose first KF bytes hold
  * the integer block's frame and the saved pointers, count and rsp
  * (K_*).  While the area is in place the CFA is read from K_RSP (a DWARF
  * expression: every general register is a state word then).  Everything
- * below the caller's rsp that the call wrote is zeroed before returning,
- * and so are the registers that held key or keystream; out, st and
- * nblocks-derived values may remain in rcx, rdx, rsi, rdi and r8.
+ * below the caller's rsp that the call wrote is zeroed before returning
+ * (the main kernel wipes its own frame), and so are the registers that
+ * held key or keystream; out, st and nblocks-derived values may remain in
+ * rcx, rdx, rsi, rdi and r8.
  */
 #define K_VOUT  32              /* out */
 #define K_N     40              /* nblocks */
@@ -706,6 +708,8 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx2)
         movq    %rdx, K_ST(%rsp)
         testq   %rcx, %rcx
         jz      .Lkey_alone
+        cmpq    $16, %rcx
+        ja      .Lkey_first
 
         /* Counters st[12] + 1 .. st[12] + 8 for batch X (mod 2^32). */
         movq    %rdx, %rsi
@@ -736,13 +740,33 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx2)
         jbe     .Lkey_wipe
         BATCH_COUNT 8
         OUTPUT  YS, 1
-        cmpq    $16, %rdx
-        jbe     .Lkey_wipe
-        CTR_NEXT16
-        addq    $1024, %rdi
-        subq    $16, %rdx
-        BATCHES _key
 .Lkey_wipe:
+        WIPE_BATCHES
+        jmp     .Lkey_out
+
+        /*
+         * More than 16 blocks: the key block alone, then the others by a
+         * call of the main kernel on a copy of st with the counter one on,
+         * kept in the work area (wiped after).  Interleaving the key
+         * block measured no faster here once the batches go on past the
+         * first pair, and the main kernel's loop is the one refills keep
+         * hot.
+         */
+.Lkey_first:
+        movq    %rdx, %rbp
+        B1_BODY                         /* rax = 0 */
+        movq    K_ST(%rsp), %rsi
+        vmovdqu 0(%rsi), %ymm0
+        vmovdqu 32(%rsi), %ymm1
+        vmovdqa %ymm0, XS(%rsp)
+        vmovdqa %ymm1, XS + 32(%rsp)
+        movl    48(%rsi), %eax
+        incl    %eax                    /* wraps modulo 2^32 */
+        movl    %eax, XS + 48(%rsp)
+        movq    K_VOUT(%rsp), %rdi
+        movq    K_N(%rsp), %rdx
+        leaq    XS(%rsp), %rsi
+        call    chacharng_chacha_blocks_avx2
         WIPE_BATCHES
         jmp     .Lkey_out
 
