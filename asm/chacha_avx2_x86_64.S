@@ -22,8 +22,9 @@
  * (chacha_block_x86_64.h) saves rbx, rbp and r12-r15 with push/pop and
  * keeps two state words and the two pointers in a 32-byte frame (CFI
  * describes both); else rsp is saved in r11 (the CFA register meanwhile),
- * aligned down to 32 bytes and lowered by 1056 bytes: the working state of
- * two 8-block batches and the counter vector.  Every byte left below the
+ * aligned down to 32 bytes and lowered by 1120 bytes: 64 bytes that only
+ * the keyed batch below uses, then the working state of two 8-block
+ * batches and the counter vector.  Every byte left below the
  * caller's rsp is overwritten with zeros before returning.
  *
  * Layout: "vertical" -- ymm register i holds state word i of eight
@@ -80,6 +81,9 @@
 /* Lane k of a batch uses counter base + k. */
 .Liota:
         .long 0, 1, 2, 3, 4, 5, 6, 7
+/* The keyed batch's batch X: the blocks after the key block. */
+.Liota1:
+        .long 1, 2, 3, 4, 5, 6, 7, 8
 /* Counter distance between consecutive 8-block batches. */
 .Leight:
         .long 8, 8, 8, 8, 8, 8, 8, 8
@@ -92,11 +96,17 @@
 
         .text
 
-/* Work area layout (offsets from the 32-byte aligned rsp). */
-#define XS      0               /* state of batch X, one vector a word */
-#define YS      512             /* state of batch Y */
-#define CTR     1024            /* block counters of batch X */
-#define AREA    1056
+/*
+ * Work area layout (offsets from the 32-byte aligned rsp).  The first 64
+ * bytes are the keyed batch's integer frame (chacha_block_x86_64.h's
+ * B1_C, B1_OUT and B1_ST at 0..32, then K_*): the key block's rounds use
+ * them beside the vector batch, whose words start above them.
+ */
+#define KF      64              /* the keyed batch's integer frame */
+#define XS      KF              /* state of batch X, one vector a word */
+#define YS      (KF + 512)      /* state of batch Y */
+#define CTR     (KF + 1024)     /* block counters of batch X */
+#define AREA    (KF + 1056)
 #define W(base, i) ((base) + 32 * (i))
 
 /* x = rotl32(x, n) through scratch t. */
@@ -428,33 +438,12 @@
         .endif
 .endm
 
-FUNC_BEGIN(chacharng_chacha_blocks_avx2)
-        LANDING_PAD
-        testq   %rdx, %rdx
-        jz      .Lreturn
-        cmpq    $1, %rdx
-        je      .Lblock1
-        cmpq    $4, %rdx
-        jbe     .Lrows
-
-        /* r11 keeps the entry rsp (and is the CFA base meanwhile), so no
-         * callee-saved register is needed for the aligned frame. */
-        movq    %rsp, %r11
-        .cfi_def_cfa_register %r11
-        andq    $-32, %rsp
-        subq    $AREA, %rsp
-
-        vpbroadcastd 48(%rsi), %ymm0
-        vpaddd  .Liota(%rip), %ymm0, %ymm0
-        vmovdqa %ymm0, CTR(%rsp)
-
-        cmpq    $8, %rdx
-        jbe     .Lsingle
-
-        .p2align 4
-.Lpair:
-        /* Words shared by X and Y go to both frames; registers get the
-         * b and d words listed above. */
+/*
+ * Pair path, set-up: words X and Y share go to both frames; registers get
+ * the b and d words listed at QRA.  Reads st at rsi and the counters at
+ * CTR; touches no general register.
+ */
+.macro PAIR_LOAD
         .irp    w, 0, 1, 2, 3, 8, 9, 10, 11
         vpbroadcastd 4*\w(%rsi), %ymm8
         vmovdqa %ymm8, W(XS, \w)(%rsp)
@@ -477,15 +466,18 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx2)
         vmovdqa %ymm12, W(YS, 14)(%rsp)
         vmovdqa %ymm13, W(YS, 15)(%rsp)
         vmovdqa .Lrot16(%rip), %ymm9
+.endm
 
-        movl    $10, %r8d
-        .p2align 4
-.Lpair_dround:
+/* Pair path: the column round, then the diagonal round, of both states. */
+.macro PAIR_COLUMNS
         HALF2   0,0,8,12,10,4,14, 1,1,9,13,11,5,15, 2,2,10,14,12,6,m, 3,3,11,15,13,7,m
+.endm
+.macro PAIR_DIAGONALS
         HALF2   0,1,10,15,13,5,m, 1,2,11,12,10,6,14, 2,3,8,13,11,7,15, 3,0,9,14,12,4,m
-        decl    %r8d
-        jnz     .Lpair_dround
+.endm
 
+/* Pair path, after the rounds: the register words back to the frame. */
+.macro PAIR_SPILL
         .irp    w, 4, 5, 6, 7
         vmovdqa %ymm\w, W(YS, \w)(%rsp)
         .endr
@@ -499,29 +491,61 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx2)
         vmovdqa %ymm13, W(XS, 15)(%rsp)
         vmovdqa %ymm14, W(YS, 12)(%rsp)
         vmovdqa %ymm15, W(YS, 13)(%rsp)
+.endm
 
-        movl    $8, %ecx
-        OUTPUT  XS, 0
-        /* rcx = blocks of Y to store = min(nblocks left - 8, 8) */
-        leaq    -8(%rdx), %rcx
+/* rcx = min(rdx - off, 8): blocks of a batch to store (rdx > off). */
+.macro BATCH_COUNT off
+        leaq    -\off(%rdx), %rcx
         movl    $8, %r8d
         cmpq    %r8, %rcx
         cmovaq  %r8, %rcx
-        OUTPUT  YS, 1
+.endm
 
+/* CTR += 16, for the next pair of batches. */
+.macro CTR_NEXT16
         vmovdqa CTR(%rsp), %ymm0
         vpaddd  .Leight(%rip), %ymm0, %ymm0
         vpaddd  .Leight(%rip), %ymm0, %ymm0
         vmovdqa %ymm0, CTR(%rsp)
+.endm
+
+/*
+ * The vector batches for rdx >= 1 blocks to out = rdi from st = rsi, the
+ * counters of the first eight in CTR, the aligned frame in place: pairs of
+ * 8-block states, then one 8-block state for a final 1..8.  Ends at
+ * .Lbatches_done\sfx (\sfx keeps the labels of an expansion apart).
+ */
+.macro BATCHES sfx
+        cmpq    $8, %rdx
+        jbe     .Lsingle\sfx
+
+        .p2align 4
+.Lpair\sfx:
+        PAIR_LOAD
+        movl    $10, %r8d
+        .p2align 4
+.Lpair_dround\sfx:
+        PAIR_COLUMNS
+        PAIR_DIAGONALS
+        decl    %r8d
+        jnz     .Lpair_dround\sfx
+        PAIR_SPILL
+
+        movl    $8, %ecx
+        OUTPUT  XS, 0
+        BATCH_COUNT 8
+        OUTPUT  YS, 1
+
+        CTR_NEXT16
         addq    $1024, %rdi
         subq    $8, %rdx
         subq    %rcx, %rdx
-        jz      .Lwipe
+        jz      .Lbatches_done\sfx
         cmpq    $8, %rdx
-        ja      .Lpair
+        ja      .Lpair\sfx
 
         /* 1..8 blocks: one state, in registers but for word 11. */
-.Lsingle:
+.Lsingle\sfx:
         .irp    w, 0,1,2,3,4,5,6,7,8,9,10,11,13,14,15
         vpbroadcastd 4*\w(%rsi), %ymm\w
         .endr
@@ -529,24 +553,55 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx2)
         vmovdqa CTR(%rsp), %ymm12
         movl    $10, %r8d
         .p2align 4
-.Lsingle_dround:
+.Lsingle_dround\sfx:
         QR4     0,4,8,12, 1,5,9,13, 2,6,10,14, 3,7,15
         QR4     0,5,10,15, 2,7,8,13, 3,4,9,14, 1,6,12
         decl    %r8d
-        jnz     .Lsingle_dround
+        jnz     .Lsingle_dround\sfx
         .irp    w, 0,1,2,3,4,5,6,7,8,9,10,12,13,14,15
         vmovdqa %ymm\w, W(XS, \w)(%rsp)
         .endr
         movl    %edx, %ecx
         OUTPUT  XS, 0
+.Lbatches_done\sfx:
+.endm
 
-.Lwipe:
-        /* Nothing derived from the key may outlive the call. */
+/*
+ * Zero the vector part of the work area (KF .. AREA) and every ymm
+ * register: nothing derived from the key may outlive the call.
+ */
+.macro WIPE_BATCHES
         vpxor   %xmm0, %xmm0, %xmm0
         .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32
-        vmovdqa %ymm0, 32 * \i(%rsp)
+        vmovdqa %ymm0, KF + 32 * \i(%rsp)
         .endr
         vzeroall
+.endm
+
+FUNC_BEGIN(chacharng_chacha_blocks_avx2)
+        LANDING_PAD
+        testq   %rdx, %rdx
+        jz      .Lreturn
+        cmpq    $1, %rdx
+        je      .Lblock1
+        cmpq    $4, %rdx
+        jbe     .Lrows
+
+        /* r11 keeps the entry rsp (and is the CFA base meanwhile), so no
+         * callee-saved register is needed for the aligned frame. */
+        movq    %rsp, %r11
+        .cfi_def_cfa_register %r11
+        andq    $-32, %rsp
+        subq    $AREA, %rsp
+
+        vpbroadcastd 48(%rsi), %ymm0
+        vpaddd  .Liota(%rip), %ymm0, %ymm0
+        vmovdqa %ymm0, CTR(%rsp)
+
+        BATCHES _main
+        /* The first KF bytes are the keyed batch's; this entry leaves them
+         * untouched. */
+        WIPE_BATCHES
 
         movq    %r11, %rsp
         .cfi_def_cfa_register %rsp
@@ -600,5 +655,141 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx2)
 .Lblock1:
         CHACHA_BLOCK1_GPR
 FUNC_END(chacharng_chacha_blocks_avx2)
+
+/*
+ * void chacharng_chacha_blocks_key_avx2(uint8_t *key,          rdi
+ *                                       uint8_t *out,          rsi
+ *                                       const uint32_t st[16], rdx
+ *                                       size_t nblocks);       rcx
+ *
+ * The keyed batch of chacha.h: block st[12] to key[0..64), nblocks blocks
+ * from st[12] + 1 to out.  The key block runs on the integer registers
+ * (chacha_block_x86_64.h) inside the rounds of the pair of 8-block
+ * states that makes blocks st[12] + 1 .. st[12] + 16, for nblocks 1..16
+ * (a 1 KiB direct request): the vector rounds use no general register,
+ * and the integer ALUs they leave idle run the key block's chain beside
+ * them, so the rekey block costs a fraction of a serial one-block call.
+ * For more blocks the key block runs first, alone, and the rest come from
+ * a call of the main kernel (see .Lkey_first); for nblocks == 0 it runs
+ * alone.
+ *
+ * Frame: rbx, rbp and r12-r15 pushed (CFI follows every push), then the
+ * 32-byte aligned work area of the main kernel, whose first KF bytes hold
+ * the integer block's frame and the saved pointers, count and rsp
+ * (K_*).  While the area is in place the CFA is read from K_RSP (a DWARF
+ * expression: every general register is a state word then).  Everything
+ * below the caller's rsp that the call wrote is zeroed before returning
+ * (the main kernel wipes its own frame), and so are the registers that
+ * held key or keystream; out, st and nblocks-derived values may remain in
+ * rcx, rdx, rsi, rdi and r8.
+ */
+#define K_VOUT  32              /* out */
+#define K_N     40              /* nblocks */
+#define K_ST    48              /* st */
+#define K_RSP   56              /* rsp after the pushes */
+/* The CFA is K_RSP's value + 56 (six pushes and the return address). */
+#define K_CFA_FROM_FRAME                                                       \
+        .cfi_escape 0x0f, 5, 0x77, K_RSP, 0x06, 0x23, 56
+
+        .p2align 5
+FUNC_BEGIN(chacharng_chacha_blocks_key_avx2)
+        LANDING_PAD
+        B1_PUSH
+        movq    %rsp, %r11
+        .cfi_def_cfa_register %r11
+        andq    $-32, %rsp
+        subq    $AREA, %rsp
+        movq    %r11, K_RSP(%rsp)
+        K_CFA_FROM_FRAME
+        movq    %rdi, B1_OUT(%rsp)
+        movq    %rdx, B1_ST(%rsp)
+        movq    %rsi, K_VOUT(%rsp)
+        movq    %rcx, K_N(%rsp)
+        movq    %rdx, K_ST(%rsp)
+        testq   %rcx, %rcx
+        jz      .Lkey_alone
+        cmpq    $16, %rcx
+        ja      .Lkey_first
+
+        /* Counters st[12] + 1 .. st[12] + 8 for batch X (mod 2^32). */
+        movq    %rdx, %rsi
+        vpbroadcastd 48(%rsi), %ymm0
+        vpaddd  .Liota1(%rip), %ymm0, %ymm0
+        vmovdqa %ymm0, CTR(%rsp)
+        PAIR_LOAD
+        movq    %rsi, %rbp
+        B1_LOAD                         /* ebp counts double rounds */
+        .p2align 4
+.Lkey_dround:
+        PAIR_COLUMNS
+        B1_COLUMNS
+        PAIR_DIAGONALS
+        B1_DIAGONALS
+        decl    %ebp
+        jnz     .Lkey_dround
+        B1_FINISH                       /* key[0..64); rax = 0 */
+        PAIR_SPILL
+        movq    K_ST(%rsp), %rsi
+        movq    K_VOUT(%rsp), %rdi
+        movq    K_N(%rsp), %rdx
+
+        /* Blocks 1..16 of out: as many of them as asked for. */
+        BATCH_COUNT 0
+        OUTPUT  XS, 0
+        cmpq    $8, %rdx
+        jbe     .Lkey_wipe
+        BATCH_COUNT 8
+        OUTPUT  YS, 1
+.Lkey_wipe:
+        WIPE_BATCHES
+        jmp     .Lkey_out
+
+        /*
+         * More than 16 blocks: the key block alone, then the others by a
+         * call of the main kernel on a copy of st with the counter one on,
+         * kept in the work area (wiped after).  Interleaving the key
+         * block measured no faster here once the batches go on past the
+         * first pair, and the main kernel's loop is the one refills keep
+         * hot.
+         */
+.Lkey_first:
+        movq    %rdx, %rbp
+        B1_BODY                         /* rax = 0 */
+        movq    K_ST(%rsp), %rsi
+        vmovdqu 0(%rsi), %ymm0
+        vmovdqu 32(%rsi), %ymm1
+        vmovdqa %ymm0, XS(%rsp)
+        vmovdqa %ymm1, XS + 32(%rsp)
+        movl    48(%rsi), %eax
+        incl    %eax                    /* wraps modulo 2^32 */
+        movl    %eax, XS + 48(%rsp)
+        movq    K_VOUT(%rsp), %rdi
+        movq    K_N(%rsp), %rdx
+        leaq    XS(%rsp), %rsi
+        call    chacharng_chacha_blocks_avx2
+        WIPE_BATCHES
+        jmp     .Lkey_out
+
+        /* No other block: the key block alone. */
+.Lkey_alone:
+        movq    %rdx, %rbp
+        B1_BODY                         /* rax = 0 */
+
+.Lkey_out:
+        /* The saved pointers and count, then the saved rsp (read first:
+         * the CFA moves to r11 meanwhile). */
+        xorl    %eax, %eax
+        movq    %rax, K_VOUT(%rsp)
+        movq    %rax, K_N(%rsp)
+        movq    %rax, K_ST(%rsp)
+        movq    K_RSP(%rsp), %r11
+        .cfi_def_cfa %r11, 56
+        movq    %rax, K_RSP(%rsp)
+        movq    %r11, %rsp
+        .cfi_def_cfa %rsp, 56
+        xorl    %r11d, %r11d
+        B1_POP
+        ret
+FUNC_END(chacharng_chacha_blocks_key_avx2)
 
 #endif

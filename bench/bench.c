@@ -751,6 +751,9 @@ static unsigned int kmix_failures(EVP_RAND_CTX *ctx)
     return n;
 }
 
+/* Mixing on / off at 16 bytes and at 4 KiB, for print_targets(). */
+static double kmix_ratio[2] = { -1.0, -1.0 };
+
 /* The median over rounds of |num|'s MB/s over |den|'s, round by round. */
 static double median_ratio(const struct job *num, const struct job *den,
                            int runs)
@@ -805,14 +808,15 @@ static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
     EVP_RAND_CTX_free(dflt);
     ctx[0] = kmix_ctx(chacha, 0);
     ctx[1] = kmix_ctx(chacha, 1);
-    printf("\nKernel mixing (one 32-byte getrandom per refill and per direct"
+    printf("\nKernel mixing (one %d-byte getrandom per refill and per direct"
            " request),\nEVP_RAND_generate, MB/s: median of %d interleaved"
            " rounds of %.2f s each,\nthen the fastest round; on/off is the"
            " median of the per-round ratios\n  route: %s\n  default"
            " kernel_mix here: %s (C library: %s; auto is on wherever\n  the"
            " kernel's vDSO exports getrandom, Linux 6.11+ x86_64, 6.12+"
            " aarch64)\n",
-           runs, opt_secs, route, auto_pick ? "on" : "off", libc_name());
+           CHACHA_DRBG_MIX_BYTES, runs, opt_secs, route,
+           auto_pick ? "on" : "off", libc_name());
     printf("%-9s%10s%10s%10s%10s%10s\n", "size", "off", "on", "fastest",
            "fastest", "on/off");
     for (i = 0; i < KMIX_ROWS; i++) {
@@ -824,18 +828,23 @@ static void bench_kernel_mix(EVP_RAND *chacha, unsigned char *buf)
                median_of(jobs[0].mbps, runs), median_of(jobs[1].mbps, runs),
                max_of(jobs[0].mbps, runs), max_of(jobs[1].mbps, runs),
                median_ratio(&jobs[1], &jobs[0], runs));
+        if (kmix_rows[i].len == 16 || kmix_rows[i].len == 4096)
+            kmix_ratio[kmix_rows[i].len == 4096] =
+                median_ratio(&jobs[1], &jobs[0], runs);
         fflush(stdout);
     }
     printf("  failed kernel reads while mixing: %u\n", kmix_failures(ctx[1]));
-    set_job(&jobs[0], gen_kernel_read, NULL, 32, "getrandom");
+    set_job(&jobs[0], gen_kernel_read, NULL, CHACHA_DRBG_MIX_BYTES,
+            "getrandom");
     run_jobs(jobs, 1, runs, opt_secs / 4, 0, buf);
-    printf("  one read, the system call getrandom(32 bytes, GRND_NONBLOCK):"
+    printf("  one read, the system call getrandom(%d bytes, GRND_NONBLOCK):"
            " %.0f ns\n",
-           32.0 / median_of(jobs[0].mbps, runs) * 1e3);
-    set_job(&jobs[0], gen_kmix_read, &slot, 32, "kmix read");
+           CHACHA_DRBG_MIX_BYTES,
+           CHACHA_DRBG_MIX_BYTES / median_of(jobs[0].mbps, runs) * 1e3);
+    set_job(&jobs[0], gen_kmix_read, &slot, CHACHA_DRBG_MIX_BYTES, "kmix read");
     run_jobs(jobs, 1, runs, opt_secs / 4, 0, buf);
     printf("  one read, the module's route: %.0f ns\n",
-           32.0 / median_of(jobs[0].mbps, runs) * 1e3);
+           CHACHA_DRBG_MIX_BYTES / median_of(jobs[0].mbps, runs) * 1e3);
     chacha_kmix_release(slot);
     EVP_RAND_CTX_free(ctx[0]);
     EVP_RAND_CTX_free(ctx[1]);
@@ -1173,18 +1182,33 @@ static void print_targets(size_t nkernels)
     /*
      * Mid-size requests: 256 and 512 bytes are served from the buffer (a
      * refill every 960 bytes), 1, 2 and 4 KiB straight into the caller's
-     * memory (a rekey block, then the caller's blocks).
+     * memory (a rekey block, then the caller's blocks), whose kernel read
+     * the target allows for with mixing on.  The direct sizes also for
+     * SSE2, the x86_64 baseline, against the same EVP ChaCha20.
      */
     for (i = 0; i < sizeof(mid_sizes) / sizeof(mid_sizes[0]); i++) {
-        size_t len = mid_sizes[i];
+        size_t len = mid_sizes[i], j;
+        const char *ks[2] = { k, "sse2" };
+        double target = len <= 960 || column_mix <= 0 ? 0.9 : 0.85;
 
-        snprintf(what, sizeof(what), "DRBG[%s] / EVP ChaCha20, %zu %s, %s", k,
-                 len < 1024 ? len : len / 1024, len < 1024 ? "B" : "KiB",
-                 len <= 960 ? "buffered" : "direct");
-        a = cell(k, len, w1, sizeof(w1));
-        b = cell("chacha20", len, w2, sizeof(w2));
-        print_ratio(what, a, w1, b, w2, 1.0);
+        for (j = 0; j < 2; j++) {
+            if (j == 1
+                && (len <= 960 || strcmp(k, "sse2") == 0
+                    || chacha_impl_by_name("sse2") == NULL))
+                break;
+            snprintf(what, sizeof(what), "DRBG[%s] / EVP ChaCha20, %zu %s, %s",
+                     ks[j], len < 1024 ? len : len / 1024,
+                     len < 1024 ? "B" : "KiB",
+                     len <= 960 ? "buffered" : "direct");
+            a = cell(ks[j], len, w1, sizeof(w1));
+            b = cell("chacha20", len, w2, sizeof(w2));
+            print_ratio(what, a, w1, b, w2, target);
+        }
     }
+    print_ratio("kernel mixing on / off, 16 bytes", kmix_ratio[0],
+                "kmix not measured", 1.0, "", 0.95);
+    print_ratio("kernel mixing on / off, 4 KiB", kmix_ratio[1],
+                "kmix not measured", 1.0, "", 0.90);
 
     snprintf(what, sizeof(what), "DRBG[%s] / CTR-DRBG, EVP_RAND, 16 bytes", k);
     a = cell(k, 16, w1, sizeof(w1));

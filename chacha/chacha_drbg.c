@@ -16,8 +16,8 @@
  *
  * Kernel mixing, when the caller turned it on: immediately before the
  * keystream of a refill or of a direct request is computed, K ^= G, where
- * G is 32 fresh bytes from the kernel (getrandom(2), never blocking), and
- * G is wiped.  Two restored copies of one memory snapshot therefore part
+ * G is 16 fresh bytes from the kernel (getrandom(2), never blocking) that
+ * go into the first 16 bytes of K, and G is wiped.  Two restored copies of one memory snapshot therefore part
  * ways at the first refill after the restore, so at most the 960 unread
  * buffered bytes repeat, and only if the kernel's own generator diverged
  * between them.  A failed read skips the step and is counted; it never
@@ -324,14 +324,14 @@ int chacha_drbg_same_process_fallback(const struct chacha_drbg *d)
 static void mix_kernel(struct chacha_drbg *d)
 {
     struct drbg_whole *w = whole(d);
-    uint8_t g[CHACHA_KEY_BYTES];
+    uint8_t g[CHACHA_DRBG_MIX_BYTES];
     uint32_t *k = d->s->state + 4;
     size_t i;
 
     if (w->kernel_mix == NULL)
         return;
     if (w->kernel_mix->read(&w->mix_slot, g)) {
-        for (i = 0; i < CHACHA_KEY_BYTES / 4; i++)
+        for (i = 0; i < CHACHA_DRBG_MIX_BYTES / 4; i++)
             k[i] ^= (uint32_t)g[4 * i] | (uint32_t)g[4 * i + 1] << 8
                     | (uint32_t)g[4 * i + 2] << 16
                     | (uint32_t)g[4 * i + 3] << 24;

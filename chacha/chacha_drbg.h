@@ -55,16 +55,23 @@ struct chacha_drbg_secret {
 
 /*
  * Kernel mixing (DESIGN.md section 3): a mixer's read(|slot|, |g|) fills
- * |g| with CHACHA_KEY_BYTES fresh bytes from the kernel's generator without
- * ever blocking, and returns 1, or 0 if none could be had (that refill then
- * goes on unmixed).  *|slot| is the generator's own word for its mixer:
+ * |g| with CHACHA_DRBG_MIX_BYTES fresh bytes from the kernel's generator
+ * without ever blocking, and returns 1, or 0 if none could be had (that
+ * refill then goes on unmixed).  *|slot| is the generator's own word for its mixer:
  * NULL when the mixer is set, kept between reads (kmix.c keeps the
  * generator's vDSO state there), and handed to release() (if not NULL)
  * when the generator is freed or given another mixer.  A generator is
  * never read by two threads at once, so neither is its slot.  kmix.h has
  * the mixer the provider uses.
  */
-typedef int chacha_drbg_mix_fn(void **slot, uint8_t g[CHACHA_KEY_BYTES]);
+/*
+ * 128 bits, XORed into the first 16 bytes of K (DESIGN.md section 3: the
+ * read size goes by cost).  The vDSO refills its own batch of keystream
+ * every few reads, so a 16-byte read costs markedly less than a 32-byte
+ * one (the kmix table of `make bench` shows a read's time).
+ */
+#define CHACHA_DRBG_MIX_BYTES 16
+typedef int chacha_drbg_mix_fn(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES]);
 typedef void chacha_drbg_mix_release_fn(void *slot);
 struct chacha_drbg_mixer {
     chacha_drbg_mix_fn *read;

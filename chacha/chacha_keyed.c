@@ -38,12 +38,6 @@ void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,
     }
 
 KEYED_VIA(generic)
-#if CHACHARNG_HAVE_SSE2_ASM
-KEYED_VIA(sse2)
-#endif
-#if CHACHARNG_HAVE_AVX2_ASM
-KEYED_VIA(avx2)
-#endif
 #if CHACHARNG_HAVE_NEON_ASM
 KEYED_VIA(neon)
 KEYED_VIA(neon_x8)

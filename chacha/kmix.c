@@ -198,13 +198,13 @@ void chacha_kmix_set_report(chacha_kmix_report_fn *report)
     __atomic_store_n(&report_fn, report, __ATOMIC_RELAXED);
 }
 
-static int syscall_read(uint8_t g[CHACHA_KEY_BYTES])
+static int syscall_read(uint8_t g[CHACHA_DRBG_MIX_BYTES])
 {
-    ssize_t r = getrandom(g, CHACHA_KEY_BYTES, GRND_NONBLOCK);
+    ssize_t r = getrandom(g, CHACHA_DRBG_MIX_BYTES, GRND_NONBLOCK);
     chacha_kmix_report_fn *report;
     unsigned long n;
 
-    if (r == CHACHA_KEY_BYTES)
+    if (r == CHACHA_DRBG_MIX_BYTES)
         return 1;
     report = __atomic_load_n(&report_fn, __ATOMIC_RELAXED);
     if (report != NULL) {
@@ -217,7 +217,7 @@ static int syscall_read(uint8_t g[CHACHA_KEY_BYTES])
     return 0;
 }
 
-int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_KEY_BYTES])
+int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES])
 {
     const struct route *r = route();
 
@@ -230,8 +230,9 @@ int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_KEY_BYTES])
          * anything it still refuses goes to the system call here.
          */
         if (*slot != &no_state
-            && r->fn(g, CHACHA_KEY_BYTES, GRND_NONBLOCK, *slot, r->state_bytes)
-                   == CHACHA_KEY_BYTES)
+            && r->fn(g, CHACHA_DRBG_MIX_BYTES, GRND_NONBLOCK, *slot,
+                     r->state_bytes)
+                   == CHACHA_DRBG_MIX_BYTES)
             return 1;
     }
     return syscall_read(g);
@@ -240,7 +241,7 @@ int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_KEY_BYTES])
 const struct chacha_drbg_mixer chacha_kmix_mixer = { chacha_kmix_getrandom,
                                                      chacha_kmix_release };
 
-static int syscall_only(void **slot, uint8_t g[CHACHA_KEY_BYTES])
+static int syscall_only(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES])
 {
     (void)slot;
     return syscall_read(g);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel mixing (DESIGN.md section 3), the part that needs no OpenSSL: the
- * read of 32 bytes from the kernel's generator that a generator makes
+ * read of 16 bytes from the kernel's generator that a generator makes
  * before each refill and direct request, by one of two routes (the vDSO's
  * getrandom where the kernel exports it, called directly whatever the C
  * library, else the getrandom system call), and the answer behind `auto`.
@@ -18,7 +18,7 @@
 
 /*
  * The mixer the provider gives its generators (chacha_drbg.h).  Its read
- * fills |g| with CHACHA_KEY_BYTES from the kernel with GRND_NONBLOCK and
+ * fills |g| with CHACHA_DRBG_MIX_BYTES from the kernel with GRND_NONBLOCK and
  * returns 1, or 0 if none could be had: it never blocks and never fails
  * its caller.  On the vDSO route *|slot| holds the generator's own vDSO
  * state, taken at its first read and given back, wiped, by its release.
@@ -33,7 +33,7 @@ extern const struct chacha_drbg_mixer chacha_kmix_mixer;
 extern const struct chacha_drbg_mixer chacha_kmix_syscall_mixer;
 
 /* The two halves of chacha_kmix_mixer. */
-int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_KEY_BYTES]);
+int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES]);
 void chacha_kmix_release(void *slot);
 
 /*

@@ -393,10 +393,10 @@ static void test_fork_child_reseed(enum chacha_fork_mode mode, const char *name)
 #define CLONE_STRETCH ((size_t)256 << 10)
 
 /* A kernel read that always fails. */
-static int mix_fails(void **slot, uint8_t g[CHACHA_KEY_BYTES])
+static int mix_fails(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES])
 {
     (void)slot;
-    memset(g, 0x77, CHACHA_KEY_BYTES); /* debris the core must not use */
+    memset(g, 0x77, CHACHA_DRBG_MIX_BYTES); /* debris the core must not use */
     return 0;
 }
 
@@ -510,7 +510,7 @@ static void test_clone(const struct chacha_drbg_mixer *mixer, const char *how)
 static void *watched_slot;
 static unsigned long watched_releases;
 
-static int mix_watched(void **slot, uint8_t g[CHACHA_KEY_BYTES])
+static int mix_watched(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES])
 {
     int ok = chacha_kmix_getrandom(slot, g);
 
@@ -536,7 +536,7 @@ struct fork_state {
 static int child_state_rekeys(void *arg)
 {
     struct fork_state *f = arg;
-    uint8_t g[CHACHA_KEY_BYTES];
+    uint8_t g[CHACHA_DRBG_MIX_BYTES];
     void *slot = f->slot;
 
     if (!all_zero((const uint8_t *)f->slot, f->bytes))
@@ -549,7 +549,7 @@ static int child_state_rekeys(void *arg)
 static void test_vdso_states(size_t bytes, unsigned char *stack)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    uint8_t g[CHACHA_KEY_BYTES], h[CHACHA_KEY_BYTES], out[2000];
+    uint8_t g[CHACHA_DRBG_MIX_BYTES], h[CHACHA_DRBG_MIX_BYTES], out[2000];
     void *a = NULL, *b = NULL, *c = NULL;
     struct fork_state f;
     struct chacha_drbg *d;
@@ -566,7 +566,8 @@ static void test_vdso_states(size_t bytes, unsigned char *stack)
     if (a == NULL || b == NULL)
         return;
     TU_OK(!all_zero((const uint8_t *)a, bytes)
-              && !all_zero((const uint8_t *)b, bytes) && memcmp(g, h, 32) != 0,
+              && !all_zero((const uint8_t *)b, bytes)
+              && memcmp(g, h, sizeof(g)) != 0,
           "vDSO route: the vDSO keyed the states it was given");
     f.slot = a;
     f.bytes = bytes;
@@ -620,10 +621,33 @@ static void test_vdso_states(size_t bytes, unsigned char *stack)
           "vDSO route: freeing the generator gives its state back, wiped");
 }
 
+/*
+ * A kernel read by |mix| writes CHACHA_DRBG_MIX_BYTES and not one byte
+ * more: the bytes after them in a larger buffer keep their canary.
+ */
+static int read_is_exact(const struct chacha_drbg_mixer *mix)
+{
+    uint8_t g[2 * CHACHA_KEY_BYTES];
+    void *slot = NULL;
+    size_t i, canaries = 0;
+    int ok;
+
+    memset(g, 0xc5, sizeof(g));
+    ok = mix->read(&slot, g);
+    if (mix->release != NULL)
+        mix->release(slot);
+    for (i = 0; i < sizeof(g); i++)
+        canaries += g[i] == 0xc5;
+    /* the read's own bytes are all 0xc5 with probability 2^-128 */
+    for (i = CHACHA_DRBG_MIX_BYTES; i < sizeof(g); i++)
+        ok = ok && g[i] == 0xc5;
+    return ok && canaries < sizeof(g);
+}
+
 static void test_routes(void)
 {
     unsigned char *stack = tu_split_stack_new(STACK_BYTES);
-    uint8_t g[CHACHA_KEY_BYTES];
+    uint8_t g[CHACHA_DRBG_MIX_BYTES];
     void *slot = NULL;
     char why[128];
     size_t bytes = 0;
@@ -643,24 +667,28 @@ static void test_routes(void)
     TU_OK(ok && slot == NULL && chacha_kmix_syscall_mixer.release == NULL,
           "system call route: a read works and takes no vDSO state");
     test_clone(&chacha_kmix_syscall_mixer, "the system call");
+    TU_OK(read_is_exact(&chacha_kmix_mixer)
+              && read_is_exact(&chacha_kmix_syscall_mixer),
+          "either route: a kernel read is %d bytes (128 bits), no more",
+          CHACHA_DRBG_MIX_BYTES);
     tu_split_stack_free(stack, STACK_BYTES);
 }
 
 /*
  * The kernel's bytes reach the key: with a kernel read that returns a
  * known G, the refill after 100 bytes equals that of an unmixed twin
- * whose key had G XORed in by hand (state words 4..11, little-endian).
+ * whose key had G XORed in by hand (state words 4..7, the first 16 bytes
+ * of K, little-endian).
  */
-static const uint8_t known_g[CHACHA_KEY_BYTES] = {
-    0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xfe, 0xdc, 0xba,
-    0x98, 0x76, 0x54, 0x32, 0x10, 0x0f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a,
-    0x69, 0x78, 0x87, 0x96, 0xa5, 0xb4, 0xc3, 0xd2, 0xe1, 0xf0
+static const uint8_t known_g[CHACHA_DRBG_MIX_BYTES] = {
+    0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+    0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10
 };
 
-static int mix_known(void **slot, uint8_t g[CHACHA_KEY_BYTES])
+static int mix_known(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES])
 {
     (void)slot;
-    memcpy(g, known_g, CHACHA_KEY_BYTES);
+    memcpy(g, known_g, CHACHA_DRBG_MIX_BYTES);
     return 1;
 }
 
@@ -677,7 +705,7 @@ static void test_mix_reaches_key(void)
         goto out;
     chacha_drbg_set_kernel_mix(m, &known_mixer);
     /* the first refill: mixed in m, by hand in t, not at all in u */
-    for (i = 0; i < CHACHA_KEY_BYTES / 4; i++)
+    for (i = 0; i < CHACHA_DRBG_MIX_BYTES / 4; i++)
         t->s->state[4 + i] ^= (uint32_t)known_g[4 * i]
                               | (uint32_t)known_g[4 * i + 1] << 8
                               | (uint32_t)known_g[4 * i + 2] << 16
@@ -688,7 +716,7 @@ static void test_mix_reaches_key(void)
     TU_OK(memcmp(a, b, 100) == 0 && memcmp(a, c, 100) != 0,
           "kernel mixing: a refill's key is K ^ G, G as the kernel gave it");
     /* a direct request mixes too: twice by hand, as m mixes twice more */
-    for (i = 0; i < CHACHA_KEY_BYTES / 4; i++)
+    for (i = 0; i < CHACHA_DRBG_MIX_BYTES / 4; i++)
         t->s->state[4 + i] ^= (uint32_t)known_g[4 * i]
                               | (uint32_t)known_g[4 * i + 1] << 8
                               | (uint32_t)known_g[4 * i + 2] << 16

@@ -4,7 +4,7 @@
  * `kernel_mix` and `kernel_mix_failures` ctx params, what `auto` picks here
  * (on exactly where the vDSO route exists, whatever the C library) and
  * under which parents, CHACHARNG_KERNEL_MIX and the `kernel_mix` config
- * key with the environment winning, exactly one 32-byte GRND_NONBLOCK
+ * key with the environment winning, exactly one 16-byte GRND_NONBLOCK
  * read per refill and per direct request with mixing on (none off), on
  * the EVP path and on the random-provider path, by the route expected,
  * and failing kernel reads (ENOSYS, EAGAIN, EINTR) that never fail a
@@ -33,6 +33,7 @@
 #include <openssl/err.h>
 #include <openssl/params.h>
 
+#include "chacha_drbg.h"
 #include "errq.h"
 #include "interpose.h"
 #include "provutil.h"
@@ -409,9 +410,9 @@ static void count_reads(EVP_RAND_CTX *ctx, int on, const char *what)
         want = 0;
     ok &= reads_as_routed(want, got, sizeof(got));
     TU_OK(ok,
-          "%s, mixing %s, one read per refill and direct request, of 32 "
+          "%s, mixing %s, one read per refill and direct request, of %d "
           "bytes with GRND_NONBLOCK: %s",
-          what, on ? "on" : "off", got);
+          what, on ? "on" : "off", CHACHA_DRBG_MIX_BYTES, got);
     ok = pu_get_uint(ctx, KMIX_FAILURES, &failures);
     TU_OK(ok && failures == 0, "%s, mixing %s: no failed reads (%u)", what,
           on ? "on" : "off", failures);

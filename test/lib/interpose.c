@@ -30,6 +30,8 @@
 
 #include <elf.h>
 
+#include "chacha_drbg.h" /* CHACHA_DRBG_MIX_BYTES: a mixing read's size */
+
 #define MAX_MAPPINGS 256
 
 /* The build hides symbols by default; interposers must be seen. */
@@ -137,7 +139,7 @@ IP_EXPORT ssize_t getrandom(void *buf, size_t buflen, unsigned int flags)
         int err = __atomic_load_n(&gr_errno, __ATOMIC_SEQ_CST);
 
         __atomic_add_fetch(&gr_calls, 1, __ATOMIC_SEQ_CST);
-        if (buflen == 32 && flags == GRND_NONBLOCK)
+        if (buflen == CHACHA_DRBG_MIX_BYTES && flags == GRND_NONBLOCK)
             __atomic_add_fetch(&gr_mix_calls, 1, __ATOMIC_SEQ_CST);
         if (err != 0) {
             errno = err;
@@ -245,7 +247,8 @@ static ssize_t stand_in(void *buf, size_t len, unsigned int flags, void *state,
         return vdso_real(buf, len, flags, state, state_len);
     }
     __atomic_add_fetch(&vdso_calls, 1, __ATOMIC_SEQ_CST);
-    if (len == 32 && flags == GRND_NONBLOCK && state_len == vdso_state_bytes
+    if (len == CHACHA_DRBG_MIX_BYTES && flags == GRND_NONBLOCK
+        && state_len == vdso_state_bytes
         && (uintptr_t)state % page + state_len <= page)
         __atomic_add_fetch(&vdso_mix_calls, 1, __ATOMIC_SEQ_CST);
     if (mode == IP_VDSO_FAILING)

@@ -36,8 +36,8 @@ void ip_getrandom_mode(enum ip_getrandom_mode mode);
 unsigned long ip_getrandom_calls(void);
 void ip_getrandom_reset_calls(void);
 /*
- * Of those, the calls shaped as kernel mixing reads them: 32 bytes with
- * flags GRND_NONBLOCK and nothing else.
+ * Of those, the calls shaped as kernel mixing reads them:
+ * CHACHA_DRBG_MIX_BYTES with flags GRND_NONBLOCK and nothing else.
  */
 unsigned long ip_getrandom_mix_calls(void);
 /* Make every getrandom() from the module fail with |err| (0: stop). */
@@ -64,8 +64,9 @@ int ip_vdso_mode(enum ip_vdso_mode mode);
 int ip_vdso_real_available(void);
 /*
  * Reads (calls other than the parameters query) of the stand-in since the
- * last reset; *|mix_shaped| gets those shaped as mixing reads: 32 bytes,
- * GRND_NONBLOCK, a state of the size the query gave, within one page.
+ * last reset; *|mix_shaped| gets those shaped as mixing reads:
+ * CHACHA_DRBG_MIX_BYTES, GRND_NONBLOCK, a state of the size the query
+ * gave, within one page.
  */
 unsigned long ip_vdso_calls(unsigned long *mix_shaped);
 void ip_vdso_reset_calls(void);
