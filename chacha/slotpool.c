@@ -9,9 +9,10 @@
  * A record is never freed, only retired: trim claims every slot of an idle
  * mapping at once (the bitmap goes from 0 to all ones, which no claim can
  * race with), clears the record's address, unmaps it and marks the record
- * retired; a later get that
- * needs a new mapping revives a retired record before it makes a new one,
- * so records stay as many as the most mappings ever alive.
+ * retired; a later get that needs a new mapping revives a retired record
+ * before it makes a new one, so records stay as many as the most mappings
+ * ever alive.  A slot goes back to the record it came from, never to one
+ * found by its address.
  */
 #include "slotpool.h"
 
