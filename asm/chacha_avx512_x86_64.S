@@ -511,6 +511,111 @@
         .endif
 .endm
 
+/*
+ * Everything a call for more than 4 blocks does after its entry: rdi =
+ * out, rsi = st, rdx = blocks left (at least 1), r8d = their first
+ * counter, rsp as at the function's entry; from .L<p>_loop32 when more
+ * than 16 are left, else from .L<p>_tail.  Ends by zeroing zmm0-31 and
+ * the red zone, and returns.
+ * Expanded once in each function that needs it, with its own label
+ * prefix |p|, so that no function jumps into another's labels.
+ */
+.macro BULK p
+        /*
+         * 32 blocks per iteration; also serves a final 17..31 blocks, whose
+         * surplus blocks are simply not stored.  rdx >= 17 here.
+         */
+        .p2align 5
+.L\p\()_loop32:
+        LOADSTATE z
+        LOADSTATE_HI
+        ROUNDS32
+
+        /*
+         * All 32 registers are live.  Finish the upper state's feed-forward
+         * and park two of its registers (keystream now) in the red zone to
+         * get temporaries; the lower state is then transposed and stored
+         * with those two alone.
+         */
+        PAIR_FINISH .L\p\()_done
+
+        cmpq    $32, %rdx
+        jbe     .L\p\()_done
+        addq    $2048, %rdi
+        addl    $32, %r8d               /* wraps modulo 2^32, as required */
+        subq    $32, %rdx
+        cmpq    $16, %rdx
+        ja      .L\p\()_loop32
+
+.L\p\()_tail:
+        cmpq    $8, %rdx
+        ja      .L\p\()_tail16
+        cmpq    $4, %rdx
+        ja      .L\p\()_tail8
+
+        /* 1..4 blocks: one xmm batch of four. */
+        LOADSTATE x
+        ROUNDS  x
+        FEEDFWD x, 4
+        UNPACK16 x
+        STORE_X 0, 0, 4, 8, 12
+        NEED    1, .L\p\()_done
+        STORE_X 1, 1, 5, 9, 13
+        NEED    2, .L\p\()_done
+        STORE_X 2, 2, 6, 10, 14
+        NEED    3, .L\p\()_done
+        STORE_X 3, 3, 7, 11, 15
+        jmp     .L\p\()_done
+
+        /* 5..8 blocks: one ymm batch of eight. */
+.L\p\()_tail8:
+        LOADSTATE y
+        ROUNDS  y
+        FEEDFWD y, 8
+        UNPACK16 y
+        HALVES8
+        STORE_Y 0, 16, 17
+        STORE_Y 1, 18, 19
+        STORE_Y 2, 20, 21
+        STORE_Y 3, 22, 23
+        STORE_Y 4, 24, 25
+        NEED    5, .L\p\()_done
+        STORE_Y 5, 26, 27
+        NEED    6, .L\p\()_done
+        STORE_Y 6, 28, 29
+        NEED    7, .L\p\()_done
+        STORE_Y 7, 30, 31
+        jmp     .L\p\()_done
+
+        /* 9..16 blocks: one zmm batch of sixteen. */
+.L\p\()_tail16:
+        LOADSTATE z
+        ROUNDS  z
+        FEEDFWD z, 16
+        UNPACK16 z
+        LANES16
+        .irp    b, 0,1,2,3,4,5,6,7,8
+        STORE_Z \b
+        .endr
+        .irp    b, 9,10,11,12,13,14,15
+        NEED    \b, .L\p\()_done
+        STORE_Z \b
+        .endr
+
+.L\p\()_done:
+        /* zmm0-31 held key words and keystream: zero them all.  An xmm
+         * write zeroes the whole zmm register; vzeroall covers zmm0-15 and
+         * leaves the upper state clean like vzeroupper.  The red zone may
+         * hold two registers of keystream from the 32-block path. */
+        .irp    i, 16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+        vpxord  %xmm\i, %xmm\i, %xmm\i
+        .endr
+        vmovdqu64 %zmm16, -64(%rsp)
+        vmovdqu64 %zmm16, -128(%rsp)
+        vzeroall
+        ret
+.endm
+
         .p2align 6
 FUNC_BEGIN(chacharng_chacha_blocks_avx512)
         LANDING_PAD
@@ -522,100 +627,9 @@ FUNC_BEGIN(chacharng_chacha_blocks_avx512)
         jbe     .Lrows
         movl    48(%rsi), %r8d          /* st[12]: counter of the next batch */
         cmpq    $16, %rdx
-        jbe     .Ltail
+        jbe     .Lm_tail
+        BULK    m                       /* from its .Lm_loop32 */
 
-        /*
-         * 32 blocks per iteration; also serves a final 17..31 blocks, whose
-         * surplus blocks are simply not stored.  rdx >= 17 here.
-         */
-        .p2align 5
-.Lloop32:
-        LOADSTATE z
-        LOADSTATE_HI
-        ROUNDS32
-
-        /*
-         * All 32 registers are live.  Finish the upper state's feed-forward
-         * and park two of its registers (keystream now) in the red zone to
-         * get temporaries; the lower state is then transposed and stored
-         * with those two alone.
-         */
-        PAIR_FINISH .Ldone
-
-        cmpq    $32, %rdx
-        jbe     .Ldone
-        addq    $2048, %rdi
-        addl    $32, %r8d               /* wraps modulo 2^32, as required */
-        subq    $32, %rdx
-        cmpq    $16, %rdx
-        ja      .Lloop32
-
-.Ltail:
-        cmpq    $8, %rdx
-        ja      .Ltail16
-        cmpq    $4, %rdx
-        ja      .Ltail8
-
-        /* 1..4 blocks: one xmm batch of four. */
-        LOADSTATE x
-        ROUNDS  x
-        FEEDFWD x, 4
-        UNPACK16 x
-        STORE_X 0, 0, 4, 8, 12
-        NEED    1, .Ldone
-        STORE_X 1, 1, 5, 9, 13
-        NEED    2, .Ldone
-        STORE_X 2, 2, 6, 10, 14
-        NEED    3, .Ldone
-        STORE_X 3, 3, 7, 11, 15
-        jmp     .Ldone
-
-        /* 5..8 blocks: one ymm batch of eight. */
-.Ltail8:
-        LOADSTATE y
-        ROUNDS  y
-        FEEDFWD y, 8
-        UNPACK16 y
-        HALVES8
-        STORE_Y 0, 16, 17
-        STORE_Y 1, 18, 19
-        STORE_Y 2, 20, 21
-        STORE_Y 3, 22, 23
-        STORE_Y 4, 24, 25
-        NEED    5, .Ldone
-        STORE_Y 5, 26, 27
-        NEED    6, .Ldone
-        STORE_Y 6, 28, 29
-        NEED    7, .Ldone
-        STORE_Y 7, 30, 31
-        jmp     .Ldone
-
-        /* 9..16 blocks: one zmm batch of sixteen. */
-.Ltail16:
-        LOADSTATE z
-        ROUNDS  z
-        FEEDFWD z, 16
-        UNPACK16 z
-        LANES16
-        .irp    b, 0,1,2,3,4,5,6,7,8
-        STORE_Z \b
-        .endr
-        .irp    b, 9,10,11,12,13,14,15
-        NEED    \b, .Ldone
-        STORE_Z \b
-        .endr
-
-.Ldone:
-        /* zmm0-31 held key words and keystream: zero them all.  An xmm
-         * write zeroes the whole zmm register; vzeroall covers zmm0-15 and
-         * leaves the upper state clean like vzeroupper.  The red zone may
-         * hold two registers of keystream from the 32-block path. */
-        .irp    i, 16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
-        vpxord  %xmm\i, %xmm\i, %xmm\i
-        .endr
-        vmovdqu64 %zmm16, -64(%rsp)
-        vmovdqu64 %zmm16, -128(%rsp)
-        vzeroall
 .Lnothing:
         ret
 
@@ -676,12 +690,15 @@ FUNC_END(chacharng_chacha_blocks_avx512)
  * (chacha_block_x86_64.h) and, for 1..16 blocks, inside the rounds of
  * the one zmm batch that makes the others: that batch is a latency-bound
  * chain that leaves the integer ALUs idle, so the key block costs next to
- * nothing.  For 0 or more than 16 blocks it runs alone, and the others
- * then take the main kernel's path from .Lloop32 (rsp back at its entry
- * value, r8d = st[12] + 1).  Stack: the one-block path's six saved
- * registers and a 64-byte frame (its two words of c and the two pointers,
- * then out, nblocks and st), all zeroed before returning.  Registers on
- * exit as for the main kernel.
+ * nothing.  For 0 blocks it runs alone; for more than 16 inside the
+ * rounds of the first 32-block batch, and the blocks after those take
+ * this function's own copy of the main kernel's loop and tails (BULK),
+ * with rsp back at its entry value.  The function stands alone: it jumps
+ * to no label of another and clears everything it used itself.  Stack:
+ * the one-block path's six saved registers and a 64-byte frame (its two
+ * words of c and the two pointers, then out, nblocks and st), all zeroed
+ * before returning on every path, and the red zone as the main kernel's.
+ * Registers on exit as for the main kernel.
  */
 #define K_VOUT 32
 #define K_N 40
@@ -750,10 +767,13 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx512)
         ret
         .cfi_adjust_cfa_offset K_FRAME + B1_SAVED
 
-        /* No other block: the key block alone. */
+        /* No other block: the key block alone.  B1_FINISH leaves rax 0. */
 .Lkey_alone:
         movq    %rdx, %rbp
         B1_BODY
+        movq    %rax, K_VOUT(%rsp)
+        movq    %rax, K_N(%rsp)
+        movq    %rax, K_ST(%rsp)
         addq    $K_FRAME, %rsp
         .cfi_adjust_cfa_offset -K_FRAME
         B1_POP
@@ -764,7 +784,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx512)
          * More than 16 blocks: the first 32 as the main kernel's 32-block
          * batch (two 16-block states), with the key block's rounds in
          * between; its integer registers are as idle there.  The rest, if
-         * any, from the main kernel's loop or tail.
+         * any, from this function's BULK below.
          */
 .Lkey_pair:
         movq    %rdx, %rsi
@@ -791,8 +811,8 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx512)
         movq    K_VOUT(%rsp), %rdi
         movq    K_N(%rsp), %rdx
 
-        /* From here as .Lloop32 after its rounds, the red zone below the
-         * frame parking two registers. */
+        /* From here as the main kernel's loop after its rounds, the red
+         * zone below the frame parking two registers. */
         PAIR_FINISH .Lkey_pair_stored
 .Lkey_pair_stored:
         /* The red-zone copies: keystream. */
@@ -807,13 +827,16 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx512)
         .cfi_adjust_cfa_offset -K_FRAME
         B1_POP
         cmpq    $32, %rdx
-        jbe     .Ldone                  /* zeroes zmm0-31, returns */
+        jbe     .Lk_done                /* zeroes zmm0-31, returns */
         addq    $2048, %rdi
         addl    $32, %r8d               /* wraps modulo 2^32 */
         subq    $32, %rdx
         cmpq    $16, %rdx
-        ja      .Lloop32
-        jmp     .Ltail
+        ja      .Lk_loop32
+        jmp     .Lk_tail
+        /* The blocks after the first 32: this function's own copy of the
+         * main kernel's loop and tails. */
+        BULK    k
 FUNC_END(chacharng_chacha_blocks_key_avx512)
 
 #endif

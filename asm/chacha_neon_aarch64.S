@@ -504,39 +504,21 @@ chacha_neon_mca_\name\()_end:
     .text
     .p2align 5
 /*
- * The entries set x3 = the largest remainder that goes to the integer
- * path and x4 = the largest that takes a six-block rather than an
- * eight-block pass (0: never; all ones: always).  The public entry: 2 and
- * 6, the cheapest choice for each size by the estimates.  The others are
- * for the kernel tests.
+ * void chacha_neon_blocks_by(uint8_t *out, const uint32_t state[16],
+ *                            size_t nblocks, size_t int_max,
+ *                            size_t six_max);     x0-x4
+ *
+ * The kernel proper, a local function with the public entries' first
+ * three arguments and two more: int_max, the largest remainder that goes
+ * to the integer path, and six_max, the largest that takes a six-block
+ * rather than an eight-block pass (0: never; all ones: always).  Each
+ * entry below sets those two and branches to it as a tail call, so no
+ * entry runs code behind another's labels, and this function clears what
+ * it used itself.
  */
-FUNC_BEGIN(chacharng_chacha_blocks_neon_x8)
-    LANDING_PAD
-    mov     x3, #0
-    mov     x4, #0
-    b       .Lentry
-FUNC_END(chacharng_chacha_blocks_neon_x8)
-
-FUNC_BEGIN(chacharng_chacha_blocks_neon_x6)
-    LANDING_PAD
-    mov     x3, #0
-    mov     x4, #-1
-    b       .Lentry
-FUNC_END(chacharng_chacha_blocks_neon_x6)
-
-FUNC_BEGIN(chacharng_chacha_blocks_neon_x1)
-    LANDING_PAD
-    mov     x3, #-1
-    mov     x4, #0
-    b       .Lentry
-FUNC_END(chacharng_chacha_blocks_neon_x1)
-
-    .p2align 5
-FUNC_BEGIN(chacharng_chacha_blocks_neon)
-    LANDING_PAD
-    mov     x3, #2
-    mov     x4, #6
-.Lentry:
+    .type   chacha_neon_blocks_by, %function
+chacha_neon_blocks_by:
+    .cfi_startproc
     cbz     x2, .Lreturn
 
     stp     d8, d9, [sp, #-128]!
@@ -677,7 +659,40 @@ chacha_neon_mca_single_end:
     .cfi_def_cfa_offset 0
 .Lreturn:
     ret
+    .cfi_endproc
+    .size   chacha_neon_blocks_by, .-chacha_neon_blocks_by
+
+/*
+ * The public entry: int_max 2 and six_max 6, the cheapest choice for each
+ * size by the estimates.  The others are for the kernel tests.
+ */
+FUNC_BEGIN(chacharng_chacha_blocks_neon)
+    LANDING_PAD
+    mov     x3, #2
+    mov     x4, #6
+    b       chacha_neon_blocks_by
 FUNC_END(chacharng_chacha_blocks_neon)
+
+FUNC_BEGIN(chacharng_chacha_blocks_neon_x8)
+    LANDING_PAD
+    mov     x3, #0
+    mov     x4, #0
+    b       chacha_neon_blocks_by
+FUNC_END(chacharng_chacha_blocks_neon_x8)
+
+FUNC_BEGIN(chacharng_chacha_blocks_neon_x6)
+    LANDING_PAD
+    mov     x3, #0
+    mov     x4, #-1
+    b       chacha_neon_blocks_by
+FUNC_END(chacharng_chacha_blocks_neon_x6)
+
+FUNC_BEGIN(chacharng_chacha_blocks_neon_x1)
+    LANDING_PAD
+    mov     x3, #-1
+    mov     x4, #0
+    b       chacha_neon_blocks_by
+FUNC_END(chacharng_chacha_blocks_neon_x1)
 
     .section .rodata
     .p2align 4

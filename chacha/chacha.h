@@ -25,6 +25,10 @@
 #define CHACHA_CPU_AVX512 (1u << 2) /* AVX-512F + VL, OS saves zmm state */
 #define CHACHA_CPU_NEON (1u << 3)
 #define CHACHA_CPU_VX (1u << 5) /* s390x vector facility, OS saves v0-v31 */
+/* Register state the OS saves, whatever the kernels use (x86_64): ymm
+ * upper halves (AVX), zmm16-31 and the opmasks (AVX-512F). */
+#define CHACHA_CPU_YMM_STATE (1u << 8)
+#define CHACHA_CPU_ZMM_STATE (1u << 9)
 
 /*
  * Kernel contract: write |nblocks| * 64 keystream bytes to |out| (any

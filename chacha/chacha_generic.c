@@ -62,12 +62,12 @@ void chacha_state_init(uint32_t state[16], const uint8_t key[32],
  * The block function proper.  Its locals hold the key, the nonce and every
  * round of every block; the compiler keeps them in registers and in spill
  * slots of its own choosing, so the frame is wiped by the caller below
- * (chacha_wipe_stack) and the registers are zeroed on return where the
- * compiler can do it (CHACHA_CLEAR_REGS), else by chacha_clear_regs() in
- * the caller on x86_64 and aarch64.  On other targets built by compilers
- * without the attribute, the call-clobbered registers keep the last
- * block's words until the caller reuses them: portable C has no way to
- * reach them.
+ * (chacha_wipe_stack) and the registers are zeroed by it too
+ * (chacha_scrub_regs), whatever the compiler, its flags or a sanitizer
+ * made of this function and the calls in it.  On targets other than
+ * x86_64 and aarch64 only CHACHA_CLEAR_REGS is left (the registers this
+ * function used, where the compiler offers it): portable C cannot reach
+ * the others.
  */
 static __attribute__((noinline)) CHACHA_CLEAR_REGS void
 blocks_unwiped(uint8_t *out, const uint32_t state[16], size_t nblocks)
@@ -107,6 +107,6 @@ void chacharng_chacha_blocks_generic(uint8_t *out, const uint32_t state[16],
     blocks_unwiped(out, state, nblocks);
     /* the spill slots of blocks_unwiped: state words and final rounds */
     chacha_wipe_stack();
-    /* its registers, where CHACHA_CLEAR_REGS could not */
-    chacha_clear_regs();
+    /* its registers and those of what it called (a sanitizer's memset) */
+    chacha_scrub_regs();
 }

@@ -12,7 +12,11 @@
 #include "chacha.h"
 #include "wipe.h"
 
-/* The copy's words pass through registers: zeroed on return. */
+/*
+ * The copy's words pass through registers, the memcpy's too (a sanitizer's
+ * or the C library's, in any vector register): all zeroed after the last
+ * call (chacha_scrub_regs).
+ */
 CHACHA_CLEAR_REGS
 void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,
                            const uint32_t state[16], size_t nblocks)
@@ -20,13 +24,16 @@ void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,
     uint32_t next[CHACHA_STATE_WORDS];
 
     blocks(key, state, 1);
-    if (nblocks == 0)
+    if (nblocks == 0) {
+        chacha_scrub_regs();
         return;
+    }
     memcpy(next, state, sizeof(next));
     next[CHACHA_COUNTER_WORD] = state[CHACHA_COUNTER_WORD] + 1; /* mod 2^32 */
     blocks(out, next, nblocks);
     /* the key and nonce words of the copy */
     chacha_wipe(next, sizeof(next));
+    chacha_scrub_regs();
 }
 
 #define KEYED_VIA(isa)                                                         \

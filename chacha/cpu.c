@@ -38,7 +38,10 @@ uint32_t chacha_cpu_features(void)
     /* XMM (bit 1) and YMM (bit 2) state enabled by the OS */
     if ((xcr0 & 0x6) != 0x6)
         return features;
+    features |= CHACHA_CPU_YMM_STATE;
     __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    if ((xcr0 & 0xe0) == 0xe0 && (ebx & bit_AVX512F))
+        features |= CHACHA_CPU_ZMM_STATE;
     if (ebx & bit_AVX2)
         features |= CHACHA_CPU_AVX2;
     /* opmask (bit 5), ZMM0-15 upper halves (bit 6), ZMM16-31 (bit 7) */

@@ -162,23 +162,55 @@ static void vstates_unmap(void *base, size_t len)
 static struct chacha_slotpool vstates = { vstates_shape, vstates_map,
                                           vstates_unmap, NULL };
 
-/* A generator whose state could not be had reads by the system call. */
-static unsigned char no_state;
+/*
+ * A generator's word for its vDSO state: the state and the record of the
+ * mapping that holds it, so that the state goes back to that record and
+ * no other (while a trim unmaps a mapping, a new one may be given the
+ * same addresses).  On the heap, as the pool's records are, so a fork
+ * child's copy of a generator still finds it.
+ */
+struct vstate {
+    void *state; /* NULL: this generator reads by the system call */
+    struct chacha_slotpool_map *home;
+};
 
-/* A state for one generator, or &no_state. */
-static void *state_take(void)
+/* The word of a generator whose state could not be had. */
+static struct vstate no_state;
+
+static struct vstate *state_take(void)
 {
     struct chacha_slotpool_map *home;
+    struct vstate *v;
     void *p = chacha_slotpool_get(&vstates, &home);
 
-    return p != NULL ? p : &no_state;
+    if (p == NULL)
+        return &no_state;
+    v = malloc(sizeof(*v));
+    if (v == NULL) {
+        chacha_slotpool_put(&vstates, p, home);
+        return &no_state;
+    }
+    v->state = p;
+    v->home = home;
+    return v;
 }
 
 void chacha_kmix_release(void *slot)
 {
+    struct vstate *v = slot;
+
+    if (v == NULL || v == &no_state)
+        return;
     /* the vDSO's key and unread batch: the next owner starts afresh */
-    if (slot != &no_state)
-        chacha_slotpool_put(&vstates, slot, NULL);
+    chacha_slotpool_put(&vstates, v->state, v->home);
+    free(v);
+}
+
+void *chacha_kmix_state(void *slot)
+{
+    const struct vstate *v = slot;
+
+    return v != NULL ? v->state : NULL;
 }
 
 void chacha_kmix_trim(void)
@@ -222,15 +254,18 @@ int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES])
     const struct route *r = route();
 
     if (r->fn != NULL) {
+        void *state;
+
         if (*slot == NULL)
             *slot = state_take();
+        state = ((struct vstate *)*slot)->state;
         /*
          * The vDSO falls back to the system call itself where it must
          * (kernel generator not ready, state in use by a signal handler);
          * anything it still refuses goes to the system call here.
          */
-        if (*slot != &no_state
-            && r->fn(g, CHACHA_DRBG_MIX_BYTES, GRND_NONBLOCK, *slot,
+        if (state != NULL
+            && r->fn(g, CHACHA_DRBG_MIX_BYTES, GRND_NONBLOCK, state,
                      r->state_bytes)
                    == CHACHA_DRBG_MIX_BYTES)
             return 1;

@@ -36,6 +36,10 @@ extern const struct chacha_drbg_mixer chacha_kmix_syscall_mixer;
 int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES]);
 void chacha_kmix_release(void *slot);
 
+/* The vDSO state that |slot| (kept by chacha_kmix_getrandom()) holds, or
+ * NULL if it reads by the system call: for the tests, which look at it. */
+void *chacha_kmix_state(void *slot);
+
 /*
  * Called after the 1st, 2nd, 4th, 8th ... failed read in this process with
  * the read's errno (0: a short read) and the failure count: seen, never a

@@ -8,9 +8,11 @@
  *
  * A record is never freed, only retired: trim claims every slot of an idle
  * mapping at once (the bitmap goes from 0 to all ones, which no claim can
- * race with), unmaps it and marks the record retired; a later get that
- * needs a new mapping revives a retired record before it makes a new one,
- * so records stay as many as the most mappings ever alive.
+ * race with), clears the record's address, unmaps it and marks the record
+ * retired; a later get that needs a new mapping revives a retired record
+ * before it makes a new one, so records stay as many as the most mappings
+ * ever alive.  A slot goes back to the record it came from, never to one
+ * found by its address.
  */
 #include "slotpool.h"
 
@@ -162,19 +164,11 @@ void chacha_slotpool_put(struct chacha_slotpool *pool, void *p,
                          struct chacha_slotpool_map *home)
 {
     struct chacha_slotpool_shape sh;
-    struct chacha_slotpool_map *m;
 
     if (p == NULL)
         return;
     pool->shape(&sh);
-    if (home != NULL) {
-        put_into(&sh, home, p);
-        return;
-    }
-    for (m = __atomic_load_n(&pool->maps, __ATOMIC_ACQUIRE); m != NULL;
-         m = m->next)
-        if (put_into(&sh, m, p))
-            return;
+    put_into(&sh, home, p);
 }
 
 void chacha_slotpool_trim(struct chacha_slotpool *pool)
@@ -186,12 +180,19 @@ void chacha_slotpool_trim(struct chacha_slotpool *pool)
     for (m = __atomic_load_n(&pool->maps, __ATOMIC_ACQUIRE); m != NULL;
          m = m->next) {
         uint64_t idle = 0;
+        unsigned char *base;
 
         if (!__atomic_compare_exchange_n(&m->used, &idle, ALL_TAKEN, 0,
                                          __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
             continue;
-        pool->unmap(__atomic_load_n(&m->base, __ATOMIC_RELAXED), map_len(&sh));
-        __atomic_store_n(&m->base, NULL, __ATOMIC_RELAXED);
+        base = __atomic_load_n(&m->base, __ATOMIC_RELAXED);
+        /*
+         * The record lets go of the addresses before the kernel does: once
+         * unmapped, they may be given to a mapping that another thread
+         * revives or makes, and nothing may then take them for this one's.
+         */
+        __atomic_store_n(&m->base, NULL, __ATOMIC_SEQ_CST);
+        pool->unmap(base, map_len(&sh));
         __atomic_store_n(&m->life, RETIRED, __ATOMIC_RELEASE);
     }
 }

@@ -61,7 +61,9 @@ void *chacha_slotpool_get(struct chacha_slotpool *pool,
 
 /*
  * Wipe slot |p| (from chacha_slotpool_get(); NULL: nothing) and make it
- * free again.  |home| is its record, or NULL to have it looked up.
+ * free again.  |home| is the record chacha_slotpool_get() gave with it:
+ * a slot is never looked up by its address, which a trim may be handing
+ * from one mapping to another at that moment.
  */
 void chacha_slotpool_put(struct chacha_slotpool *pool, void *p,
                          struct chacha_slotpool_map *home);

@@ -506,15 +506,15 @@ static void test_clone(const struct chacha_drbg_mixer *mixer, const char *how)
  * Both routes of chacha/kmix.c, and the vDSO states it hands out
  * ------------------------------------------------------------------------ */
 
-/* chacha_kmix_mixer, watched: the slot the last read left, the releases. */
-static void *watched_slot;
+/* chacha_kmix_mixer, watched: the state the last read used, the releases. */
+static void *watched_state;
 static unsigned long watched_releases;
 
 static int mix_watched(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES])
 {
     int ok = chacha_kmix_getrandom(slot, g);
 
-    watched_slot = *slot;
+    watched_state = chacha_kmix_state(*slot);
     return ok;
 }
 
@@ -529,6 +529,7 @@ static const struct chacha_drbg_mixer watched_mixer = { mix_watched,
 
 struct fork_state {
     void *slot;
+    uint8_t *state;
     size_t bytes;
 };
 
@@ -539,11 +540,12 @@ static int child_state_rekeys(void *arg)
     uint8_t g[CHACHA_DRBG_MIX_BYTES];
     void *slot = f->slot;
 
-    if (!all_zero((const uint8_t *)f->slot, f->bytes))
+    if (!all_zero(f->state, f->bytes))
         return 1;
-    if (!chacha_kmix_getrandom(&slot, g) || slot != f->slot)
+    if (!chacha_kmix_getrandom(&slot, g) || slot != f->slot
+        || chacha_kmix_state(slot) != f->state)
         return 2;
-    return all_zero((const uint8_t *)f->slot, f->bytes) ? 3 : 0;
+    return all_zero(f->state, f->bytes) ? 3 : 0;
 }
 
 static void test_vdso_states(size_t bytes, unsigned char *stack)
@@ -551,25 +553,28 @@ static void test_vdso_states(size_t bytes, unsigned char *stack)
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     uint8_t g[CHACHA_DRBG_MIX_BYTES], h[CHACHA_DRBG_MIX_BYTES], out[2000];
     void *a = NULL, *b = NULL, *c = NULL;
+    uint8_t *sa, *sb;
     struct fork_state f;
     struct chacha_drbg *d;
     enum tu_split how;
     int ok;
 
     ok = chacha_kmix_getrandom(&a, g) && chacha_kmix_getrandom(&b, h);
-    TU_OK(ok && a != NULL && b != NULL && a != b
-              && (uintptr_t)a % page + bytes <= page
-              && (uintptr_t)b % page + bytes <= page,
+    sa = chacha_kmix_state(a);
+    sb = chacha_kmix_state(b);
+    TU_OK(ok && sa != NULL && sb != NULL && sa != sb
+              && (uintptr_t)sa % page + bytes <= page
+              && (uintptr_t)sb % page + bytes <= page,
           "vDSO route: two slots get two %zu-byte states, neither crossing a"
           " page",
           bytes);
-    if (a == NULL || b == NULL)
+    if (sa == NULL || sb == NULL)
         return;
-    TU_OK(!all_zero((const uint8_t *)a, bytes)
-              && !all_zero((const uint8_t *)b, bytes)
+    TU_OK(!all_zero(sa, bytes) && !all_zero(sb, bytes)
               && memcmp(g, h, sizeof(g)) != 0,
           "vDSO route: the vDSO keyed the states it was given");
     f.slot = a;
+    f.state = sa;
     f.bytes = bytes;
     for (how = 0; how < TU_NSPLIT; how++) {
         const char *why;
@@ -586,10 +591,9 @@ static void test_vdso_states(size_t bytes, unsigned char *stack)
             tu_split_name(how));
     }
     chacha_kmix_release(a);
-    TU_OK(all_zero((const uint8_t *)a, bytes),
-          "vDSO route: a released state is wiped");
+    TU_OK(all_zero(sa, bytes), "vDSO route: a released state is wiped");
     ok = chacha_kmix_getrandom(&c, g);
-    TU_OK(ok && c == a,
+    TU_OK(ok && chacha_kmix_state(c) == sa,
           "vDSO route: a released state is handed out again (no new mapping)");
     chacha_kmix_release(b);
     chacha_kmix_release(c);
@@ -597,24 +601,24 @@ static void test_vdso_states(size_t bytes, unsigned char *stack)
     d = seeded_drbg();
     if (!TU_OK(d != NULL, "a generator for the mixer's slot"))
         return;
-    watched_slot = NULL;
+    watched_state = NULL;
     watched_releases = 0;
     chacha_drbg_set_kernel_mix(d, &watched_mixer);
     chacha_drbg_generate(d, g, sizeof(g), NULL, 0);
-    a = watched_slot;
+    a = watched_state;
     TU_OK(a != NULL && !all_zero((const uint8_t *)a, bytes)
               && watched_releases == 0,
           "vDSO route: a generator takes its state at its first mix");
     chacha_drbg_generate(d, out, 100, NULL, 0);  /* from the buffer */
     chacha_drbg_generate(d, out, 2000, NULL, 0); /* refill, then direct */
-    TU_OK(watched_slot == a && chacha_drbg_mix_failures(d) == 0,
+    TU_OK(watched_state == a && chacha_drbg_mix_failures(d) == 0,
           "vDSO route: ... and keeps it for every later mix");
     chacha_drbg_set_kernel_mix(d, NULL);
     TU_OK(watched_releases == 1 && all_zero((const uint8_t *)a, bytes),
           "vDSO route: turning mixing off gives the state back, wiped");
     chacha_drbg_set_kernel_mix(d, &watched_mixer);
     chacha_drbg_generate(d, out, sizeof(out), NULL, 0);
-    a = watched_slot;
+    a = watched_state;
     chacha_drbg_free(d);
     TU_OK(watched_releases == 2 && a != NULL
               && all_zero((const uint8_t *)a, bytes),

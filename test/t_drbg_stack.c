@@ -388,6 +388,20 @@ static void test_registers(void)
     ss_add_state(&needles, op.st);
     TU_OK(reg_hits(dump, &what) >= 4,
           "the register check finds key words a careless kernel leaves");
+#ifdef RD_HAS_YMM
+    if ((rd_features & RD_HAS_YMM) == 0) {
+        tu_skip("register check of ymm upper halves: no AVX");
+        return;
+    }
+    key[0] ^= 0xff;
+    chacha_state_init(op.st, key, 7, nonce);
+    rd_call(rd_leaky_wide_kernel, out, op.st, 1, dump);
+    needles.n = 0;
+    ss_add_state(&needles, op.st);
+    TU_OK(reg_hits(dump, &what) >= 4,
+          "the register check finds key words a careless kernel leaves in "
+          "the upper half of a ymm register");
+#endif
 }
 #else
 static void test_registers(void)

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# Statistical batteries on the raw CHACHA20-DRBG output stream (tools/rawout),
-# once per kernel the build and CPU have (or only CHACHARNG_IMPL when set):
+# Statistical batteries on a fixed-seed CHACHA20-DRBG stream (tools/rawout
+# -s: a TEST-RAND parent handing out one fixed 48-byte seed, no kernel
+# mixing, no time-based reseed), once per kernel the build and CPU have
+# (or only CHACHARNG_IMPL when set).  The stream is a function of the seed
+# alone, in the construction the known-answer tests pin byte for byte, so
+# every verdict below is fixed too: it replays exactly, and a correct
+# generator cannot fail at random (doc/statistics.md has the reasoning).
 #
-#  - rngtest (FIPS 140-2) on 2000 blocks of 20000 bits.  A true random
-#    source fails about 0.074% of blocks (measured over 50000 blocks: 36),
-#    so a handful of failures is normal; more than 8 in 2000 (expected 1.5;
-#    chance 2.5e-5) fails the check.
+#  - the stream's first 4 MiB must hash to the pinned SHA-256: the bytes
+#    the verdicts below were found on, the same on every kernel;
+#  - rngtest (FIPS 140-2) on 2000 blocks of 20000 bits: more than 8 failed
+#    blocks fails (a true random source: 1.5 expected, 9 or more with
+#    chance 2.5e-5); this seed gives 2;
 #  - a short dieharder subset (birthdays, bitstream, count-the-1s, runs,
-#    STS monobit, byte distribution; a few seconds each).  FAILED fails.
-#    WEAK (p < 0.005 or p > 0.995) happens to a good generator once in 100
-#    results, so a WEAK test is run again on fresh output, up to twice;
-#    WEAK three times in a row fails (chance 1e-6 per result).
+#    STS monobit, byte distribution): FAILED (p < 1e-6 or > 1 - 1e-6)
+#    fails; WEAK is shown, not failed, being one draw in the 1% band a
+#    good stream lands in.  This seed gives 7 results, all PASSED.
 #
-# The full `dieharder -a` is `make check-stats` (tools/check-stats.sh).
+# The live stream (seeded from the system, fresh every run) is `make
+# check-stats` (tools/check-stats.sh), the full dieharder -a.
 # Prints TAP; a missing tool or a sanitizer build reports skips, not passes.
 
 set -u
@@ -26,6 +32,10 @@ export OPENSSL_MODULES
 unset CHACHARNG_DEBUG
 
 rawout=$abs_top_builddir/tools/rawout
+# "Stats Fixed Seed for chacharng CI batteries 2026" in ASCII
+seed=5374617473204669786564205365656420666f7220636861636861726e67204349206261747465726965732032303236
+pinned_bytes=4194304
+pinned_sha256=0a95bea8d5c3090fc383b98e525af6a5f8d0ca3c72754b27a54bd891dbae7c5f
 blocks=2000
 max_fips_failures=8
 dieharder_tests="0 4 8 15 100 205"
@@ -41,9 +51,27 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/chacharng-stats.XXXXXX") || {
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 
-# The stream of kernel $1 on stdout; its stderr is kept for diagnostics.
+# The fixed-seed stream of kernel $1 on stdout (more options may follow);
+# its stderr is kept for diagnostics.
 stream() {
-    CHACHARNG_IMPL=$1 "$rawout" -i "$1" 2>"$tmp/rawout.err"
+    local k=$1
+
+    shift
+    CHACHARNG_IMPL=$k "$rawout" -i "$k" -s "$seed" "$@" 2>"$tmp/rawout.err"
+}
+
+check_pinned() {
+    local k=$1 got
+
+    got=$(stream "$k" -n "$pinned_bytes" | sha256sum | cut -d' ' -f1)
+    if [ "$got" = "$pinned_sha256" ]; then
+        ok "[$k] fixed-seed stream: its first $pinned_bytes bytes are the" \
+            "pinned ones"
+    else
+        not_ok "[$k] fixed-seed stream: first $pinned_bytes bytes hash to" \
+            "$got, pinned $pinned_sha256"
+        diag <"$tmp/rawout.err"
+    fi
 }
 
 run_rngtest() {
@@ -87,19 +115,16 @@ dieharder_once() {
 }
 
 run_dieharder() {
-    local k=$1 d=$2 verdict name again
+    local k=$1 d=$2 verdict name
 
     verdict=$(dieharder_once "$k" "$d")
     name=$(awk -F'|' 'NR == 1 { gsub(/ /, "", $1); print $1 }' "$tmp/dh.out")
-    for again in 1 2; do
-        [ "$verdict" = WEAK ] || break
-        diag <"$tmp/dh.out"
-        echo "# WEAK: dieharder -d $d again on fresh output ($again of 2)"
-        verdict=$(dieharder_once "$k" "$d")
-        [ "$verdict" = WEAK ] && [ "$again" = 2 ] && verdict="WEAK 3 times"
-    done
     case $verdict in
     PASSED) ok "[$k] dieharder -d $d ($name): PASSED" ;;
+    WEAK)
+        ok "[$k] dieharder -d $d ($name): WEAK, not FAILED"
+        diag <"$tmp/dh.out"
+        ;;
     NONE)
         not_ok "[$k] dieharder -d $d: no result (timed out or broken stream)"
         diag <"$tmp/rawout.err"
@@ -129,6 +154,7 @@ for k in $kernels; do
         skip "[$k] statistics: sanitizer build (the plain build runs them)"
         continue
     fi
+    check_pinned "$k"
     if command -v rngtest >/dev/null; then
         run_rngtest "$k"
     else

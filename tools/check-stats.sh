@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # `make check-stats`: the full statistical battery on one kernel's raw
-# CHACHA20-DRBG stream (tools/rawout).  Slow: dieharder -a takes about an
-# hour.  Usage: check-stats.sh [KERNEL]   (default: the provider's choice)
+# live CHACHA20-DRBG stream (tools/rawout with no seed: seeded from the
+# system, fresh every run, so its verdicts are draws, unlike the fixed-seed
+# ones of test/t_stats.sh in `make check`).  Slow: dieharder -a takes about
+# an hour.  Usage: check-stats.sh [KERNEL]   (default: the provider's choice)
 #
 #  1. rngtest on 200000 FIPS 140-2 blocks (500 MB).  A true random source
 #     fails about 0.074% of blocks, 148 expected; outside 95..210 (five

@@ -265,7 +265,9 @@ EOF
     lo=
     hi=0
     while read -r a size _ name; do
-        case $name in chacharng_chacha_blocks_neon*) ;; *) continue ;; esac
+        case $name in chacharng_chacha_blocks_neon* | chacha_neon_blocks_by) ;;
+            *) continue ;;
+        esac
         a=$((0x$a))
         [ -z "$lo" ] || [ "$a" -lt "$lo" ] && lo=$a
         [ $((a + 0x$size)) -gt "$hi" ] && hi=$((a + 0x$size))

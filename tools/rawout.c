@@ -6,8 +6,15 @@
  * the core's entropy source) and is driven with a mix of request sizes, so
  * the stream covers the buffered path, refills and the direct path.
  *
- *   rawout [-i KERNEL] [-n BYTES]   stream (forever without -n)
+ *   rawout [-i KERNEL] [-n BYTES] [-s SEED]   stream (forever without -n)
  *   rawout -l                       list the kernels this CPU can run
+ *
+ * With -s, SEED (96 hex digits, 48 bytes) makes the stream a fixed one:
+ * the parent is TEST-RAND handing out those bytes at every (re)seed, and
+ * kernel mixing and the time-based reseed are off, so the stream is a
+ * function of SEED alone, in the construction the known-answer tests pin
+ * byte for byte (test/t_kat.c), the same on every kernel.  A battery's
+ * verdict on it replays exactly.
  *
  * The kernel is the provider's choice (CHACHARNG_IMPL applies), or the one
  * given with -i, set through the `impl` context parameter and read back.
@@ -19,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/core_names.h>
@@ -82,13 +90,74 @@ static int write_all(const unsigned char *p, size_t n)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: rawout [-i KERNEL] [-n BYTES] | rawout -l\n");
+    fprintf(stderr,
+            "usage: rawout [-i KERNEL] [-n BYTES] [-s SEED] | rawout -l\n");
     exit(2);
+}
+
+#define SEED_BYTES 48
+
+/* The 48 bytes of |hex| into |seed|; 1 on success. */
+static int parse_seed(const char *hex, unsigned char seed[SEED_BYTES])
+{
+    size_t i;
+    unsigned int b;
+
+    if (strlen(hex) != 2 * SEED_BYTES)
+        return 0;
+    for (i = 0; i < SEED_BYTES; i++) {
+        if (sscanf(hex + 2 * i, "%2x", &b) != 1)
+            return 0;
+        seed[i] = (unsigned char)b;
+    }
+    return 1;
+}
+
+/* A TEST-RAND context (default provider) handing out |seed|, or NULL. */
+static EVP_RAND_CTX *fixed_parent(OSSL_LIB_CTX *libctx,
+                                  unsigned char seed[SEED_BYTES])
+{
+    EVP_RAND *test_rand = EVP_RAND_fetch(libctx, "TEST-RAND", NULL);
+    EVP_RAND_CTX *parent =
+        test_rand != NULL ? EVP_RAND_CTX_new(test_rand, NULL) : NULL;
+    unsigned int strength = 256;
+    OSSL_PARAM p[3];
+
+    EVP_RAND_free(test_rand);
+    if (parent == NULL)
+        return NULL;
+    p[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
+    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY, seed,
+                                             SEED_BYTES);
+    p[2] = OSSL_PARAM_construct_end();
+    if (!EVP_RAND_CTX_set_params(parent, p)
+        || !EVP_RAND_instantiate(parent, strength, 0, NULL, 0, NULL)) {
+        EVP_RAND_CTX_free(parent);
+        return NULL;
+    }
+    return parent;
+}
+
+/* No kernel mixing, no time-based reseed: nothing but |ctx|'s seed. */
+static int fix_stream(EVP_RAND_CTX *ctx)
+{
+    int no_mix = 0;
+    time_t no_interval = 0;
+    OSSL_PARAM p[3];
+
+    p[0] = OSSL_PARAM_construct_int("kernel_mix", &no_mix);
+    p[1] = OSSL_PARAM_construct_time_t(OSSL_DRBG_PARAM_RESEED_TIME_INTERVAL,
+                                       &no_interval);
+    p[2] = OSSL_PARAM_construct_end();
+    return EVP_RAND_CTX_set_params(ctx, p);
 }
 
 int main(int argc, char **argv)
 {
-    const char *want = NULL;
+    const char *want = NULL, *seed_hex = NULL;
+    unsigned char seed[SEED_BYTES];
+    OSSL_PROVIDER *deflt = NULL;
+    EVP_RAND_CTX *parent = NULL;
     unsigned long long limit = 0, done = 0;
     OSSL_LIB_CTX *libctx = NULL;
     OSSL_PROVIDER *prov = NULL;
@@ -100,13 +169,18 @@ int main(int argc, char **argv)
     uint32_t x = 0x2545f491u;
     int opt, ret = 1;
 
-    while ((opt = getopt(argc, argv, "i:n:l")) != -1) {
+    while ((opt = getopt(argc, argv, "i:n:s:l")) != -1) {
         switch (opt) {
         case 'i':
             want = optarg;
             break;
         case 'n':
             limit = strtoull(optarg, NULL, 0);
+            break;
+        case 's':
+            seed_hex = optarg;
+            if (!parse_seed(seed_hex, seed))
+                usage();
             break;
         case 'l':
             return list_kernels();
@@ -124,7 +198,17 @@ int main(int argc, char **argv)
     rand = prov != NULL
                ? EVP_RAND_fetch(libctx, "CHACHA20-DRBG", "provider=chacharng")
                : NULL;
-    ctx = rand != NULL ? EVP_RAND_CTX_new(rand, NULL) : NULL;
+    if (rand != NULL && seed_hex != NULL) {
+        deflt = OSSL_PROVIDER_load(libctx, "default");
+        parent = deflt != NULL ? fixed_parent(libctx, seed) : NULL;
+    }
+    ctx = rand != NULL && (seed_hex == NULL || parent != NULL)
+              ? EVP_RAND_CTX_new(rand, parent)
+              : NULL;
+    if (ctx != NULL && seed_hex != NULL && !fix_stream(ctx)) {
+        EVP_RAND_CTX_free(ctx);
+        ctx = NULL;
+    }
     if (ctx == NULL) {
         fprintf(stderr,
                 "rawout: cannot load CHACHA20-DRBG "
@@ -153,7 +237,8 @@ int main(int argc, char **argv)
                 want != NULL ? want : "?");
         goto end;
     }
-    fprintf(stderr, "rawout: CHACHA20-DRBG, kernel %s\n", impl);
+    fprintf(stderr, "rawout: CHACHA20-DRBG, kernel %s%s\n", impl,
+            seed_hex != NULL ? ", fixed seed" : "");
 
     for (;;) {
         size_t n = next_size(&x);
@@ -182,9 +267,12 @@ end:
     if (ret != 0)
         ERR_print_errors_fp(stderr);
     EVP_RAND_CTX_free(ctx);
+    EVP_RAND_CTX_free(parent);
     EVP_RAND_free(rand);
     if (prov != NULL)
         OSSL_PROVIDER_unload(prov);
+    if (deflt != NULL)
+        OSSL_PROVIDER_unload(deflt);
     OSSL_LIB_CTX_free(libctx);
     return ret;
 }

@@ -8,11 +8,15 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/types.h>
 
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18
+#endif
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000 /* Linux 4.17 */
 #endif
 
 void *__real_mmap(void *, size_t, int, int, int, off_t);
@@ -28,6 +32,18 @@ static unsigned long n_mmap, n_munmap, n_madvise;
 static int no_wipeonfork, atfork_fails;
 static unsigned int mmap_countdown;
 static int mmap_fired;
+static void (*munmap_hook)(void *, size_t);
+static void *mmap_at;
+
+void lw_after_munmap(void (*hook)(void *base, size_t len))
+{
+    __atomic_store_n(&munmap_hook, hook, __ATOMIC_SEQ_CST);
+}
+
+void lw_place_mmap(void *at)
+{
+    __atomic_store_n(&mmap_at, at, __ATOMIC_SEQ_CST);
+}
 
 void lw_calls(unsigned long *mmaps, unsigned long *munmaps,
               unsigned long *madvises)
@@ -62,6 +78,7 @@ int lw_mmap_fired(void)
 void *__wrap_mmap(void *a, size_t len, int prot, int flags, int fd, off_t off)
 {
     unsigned int n = __atomic_load_n(&mmap_countdown, __ATOMIC_SEQ_CST);
+    void *at;
 
     __atomic_add_fetch(&n_mmap, 1, __ATOMIC_RELAXED);
     /* the thread that counts the armed call down to 0 fails it */
@@ -76,13 +93,25 @@ void *__wrap_mmap(void *a, size_t len, int prot, int flags, int fd, off_t off)
             break;
         }
     }
+    at = __atomic_exchange_n(&mmap_at, NULL, __ATOMIC_SEQ_CST);
+    if (at != NULL) {
+        a = at;
+        flags |= MAP_FIXED_NOREPLACE;
+    }
     return __real_mmap(a, len, prot, flags, fd, off);
 }
 
 int __wrap_munmap(void *a, size_t len)
 {
+    void (*hook)(void *, size_t);
+    int r;
+
     __atomic_add_fetch(&n_munmap, 1, __ATOMIC_RELAXED);
-    return __real_munmap(a, len);
+    r = __real_munmap(a, len);
+    hook = __atomic_exchange_n(&munmap_hook, NULL, __ATOMIC_SEQ_CST);
+    if (hook != NULL)
+        hook(a, len);
+    return r;
 }
 
 int __wrap_madvise(void *a, size_t len, int advice)

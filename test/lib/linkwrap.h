@@ -38,4 +38,19 @@ void lw_limit_fork_mode(enum chacha_fork_mode best);
 void lw_fail_mmap(unsigned int nth);
 int lw_mmap_fired(void);
 
+/*
+ * Run |hook|(|base|, |len|) once, in the thread of the next munmap, right
+ * after the real munmap returned: the caller is held there, between the
+ * kernel's unmapping and whatever it does next, for as long as |hook|
+ * runs.  NULL disarms.
+ */
+void lw_after_munmap(void (*hook)(void *base, size_t len));
+
+/*
+ * Place the next mmap at |at| (MAP_FIXED_NOREPLACE: it fails rather than
+ * replace a mapping), as the kernel may on its own when |at| was just
+ * unmapped; NULL disarms.
+ */
+void lw_place_mmap(void *at);
+
 #endif

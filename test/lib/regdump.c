@@ -25,11 +25,144 @@ int rd_usable(void)
 #endif
 
 #if defined(__x86_64__) && defined(__ELF__)
+#include <cpuid.h>
+
+uint32_t rd_features;
+
+/* Asked apart from chacha/cpu.c, so that the check does not take the
+ * word of the code it checks. */
+static __attribute__((constructor)) void rd_find_features(void)
+{
+    unsigned int a, b, c, d, lo, hi;
+
+    if (__get_cpuid_max(0, NULL) < 7)
+        return;
+    __cpuid(1, a, b, c, d);
+    if (!(c & bit_OSXSAVE) || !(c & bit_AVX))
+        return;
+    __asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & 0x6) != 0x6)
+        return;
+    rd_features = RD_HAS_YMM;
+    __cpuid_count(7, 0, a, b, c, d);
+    if ((lo & 0xe0) == 0xe0 && (b & bit_AVX512F))
+        rd_features |= RD_HAS_ZMM;
+}
+#endif
+
+#if defined(__x86_64__) && defined(__ELF__)
 /*
  * The parts rd_call and rd_call_key share: clear the scratch registers
  * the arguments left alone and every xmm register, call the kernel in rax,
  * store the registers into the dump that rbx holds, return.
  */
+/*
+ * The registers wider than xmm0-15, cleared before the call where the
+ * CPU has them (rd_features: AVX, AVX-512F) and dumped after it, from
+ * byte RD_WIDE_AT of the dump: zmm0-31 whole (64 bytes each; with AVX
+ * alone ymm0-15, 32 bytes each in the same places), then k0-k7 (8 bytes
+ * each, the low 16 bits stored).
+ */
+#define RD_CLEAR_WIDE                                                          \
+    "  testl $2, rd_features(%rip)\n"                                          \
+    "  jz 1f\n"                                                                \
+    "  vpxord %zmm16, %zmm16, %zmm16\n"                                        \
+    "  vpxord %zmm17, %zmm17, %zmm17\n"                                        \
+    "  vpxord %zmm18, %zmm18, %zmm18\n"                                        \
+    "  vpxord %zmm19, %zmm19, %zmm19\n"                                        \
+    "  vpxord %zmm20, %zmm20, %zmm20\n"                                        \
+    "  vpxord %zmm21, %zmm21, %zmm21\n"                                        \
+    "  vpxord %zmm22, %zmm22, %zmm22\n"                                        \
+    "  vpxord %zmm23, %zmm23, %zmm23\n"                                        \
+    "  vpxord %zmm24, %zmm24, %zmm24\n"                                        \
+    "  vpxord %zmm25, %zmm25, %zmm25\n"                                        \
+    "  vpxord %zmm26, %zmm26, %zmm26\n"                                        \
+    "  vpxord %zmm27, %zmm27, %zmm27\n"                                        \
+    "  vpxord %zmm28, %zmm28, %zmm28\n"                                        \
+    "  vpxord %zmm29, %zmm29, %zmm29\n"                                        \
+    "  vpxord %zmm30, %zmm30, %zmm30\n"                                        \
+    "  vpxord %zmm31, %zmm31, %zmm31\n"                                        \
+    "  kxorw %k0, %k0, %k0\n"                                                  \
+    "  kxorw %k1, %k1, %k1\n"                                                  \
+    "  kxorw %k2, %k2, %k2\n"                                                  \
+    "  kxorw %k3, %k3, %k3\n"                                                  \
+    "  kxorw %k4, %k4, %k4\n"                                                  \
+    "  kxorw %k5, %k5, %k5\n"                                                  \
+    "  kxorw %k6, %k6, %k6\n"                                                  \
+    "  kxorw %k7, %k7, %k7\n"                                                  \
+    "1:\n"                                                                     \
+    "  testl $1, rd_features(%rip)\n"                                          \
+    "  jz 2f\n"                                                                \
+    "  vzeroall\n"                                                             \
+    "2:\n"
+
+#define RD_DUMP_WIDE                                                           \
+    "  testl $2, rd_features(%rip)\n"                                          \
+    "  jz 3f\n"                                                                \
+    "  vmovdqu64 %zmm0, 328(%rbx)\n"                                           \
+    "  vmovdqu64 %zmm1, 392(%rbx)\n"                                           \
+    "  vmovdqu64 %zmm2, 456(%rbx)\n"                                           \
+    "  vmovdqu64 %zmm3, 520(%rbx)\n"                                           \
+    "  vmovdqu64 %zmm4, 584(%rbx)\n"                                           \
+    "  vmovdqu64 %zmm5, 648(%rbx)\n"                                           \
+    "  vmovdqu64 %zmm6, 712(%rbx)\n"                                           \
+    "  vmovdqu64 %zmm7, 776(%rbx)\n"                                           \
+    "  vmovdqu64 %zmm8, 840(%rbx)\n"                                           \
+    "  vmovdqu64 %zmm9, 904(%rbx)\n"                                           \
+    "  vmovdqu64 %zmm10, 968(%rbx)\n"                                          \
+    "  vmovdqu64 %zmm11, 1032(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm12, 1096(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm13, 1160(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm14, 1224(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm15, 1288(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm16, 1352(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm17, 1416(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm18, 1480(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm19, 1544(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm20, 1608(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm21, 1672(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm22, 1736(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm23, 1800(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm24, 1864(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm25, 1928(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm26, 1992(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm27, 2056(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm28, 2120(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm29, 2184(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm30, 2248(%rbx)\n"                                         \
+    "  vmovdqu64 %zmm31, 2312(%rbx)\n"                                         \
+    "  kmovw %k0, 2376(%rbx)\n"                                                \
+    "  kmovw %k1, 2384(%rbx)\n"                                                \
+    "  kmovw %k2, 2392(%rbx)\n"                                                \
+    "  kmovw %k3, 2400(%rbx)\n"                                                \
+    "  kmovw %k4, 2408(%rbx)\n"                                                \
+    "  kmovw %k5, 2416(%rbx)\n"                                                \
+    "  kmovw %k6, 2424(%rbx)\n"                                                \
+    "  kmovw %k7, 2432(%rbx)\n"                                                \
+    "  vzeroupper\n"                                                           \
+    "  jmp 4f\n"                                                               \
+    "3:\n"                                                                     \
+    "  testl $1, rd_features(%rip)\n"                                          \
+    "  jz 4f\n"                                                                \
+    "  vmovdqu %ymm0, 328(%rbx)\n"                                             \
+    "  vmovdqu %ymm1, 392(%rbx)\n"                                             \
+    "  vmovdqu %ymm2, 456(%rbx)\n"                                             \
+    "  vmovdqu %ymm3, 520(%rbx)\n"                                             \
+    "  vmovdqu %ymm4, 584(%rbx)\n"                                             \
+    "  vmovdqu %ymm5, 648(%rbx)\n"                                             \
+    "  vmovdqu %ymm6, 712(%rbx)\n"                                             \
+    "  vmovdqu %ymm7, 776(%rbx)\n"                                             \
+    "  vmovdqu %ymm8, 840(%rbx)\n"                                             \
+    "  vmovdqu %ymm9, 904(%rbx)\n"                                             \
+    "  vmovdqu %ymm10, 968(%rbx)\n"                                            \
+    "  vmovdqu %ymm11, 1032(%rbx)\n"                                           \
+    "  vmovdqu %ymm12, 1096(%rbx)\n"                                           \
+    "  vmovdqu %ymm13, 1160(%rbx)\n"                                           \
+    "  vmovdqu %ymm14, 1224(%rbx)\n"                                           \
+    "  vmovdqu %ymm15, 1288(%rbx)\n"                                           \
+    "  vzeroupper\n"                                                           \
+    "4:\n"
+
 #define RD_CLEAR_CALL_DUMP                                                     \
     "  xor %r9d, %r9d\n"                                                       \
     "  xor %r10d, %r10d\n"                                                     \
@@ -49,8 +182,7 @@ int rd_usable(void)
     "  pxor %xmm12, %xmm12\n"                                                  \
     "  pxor %xmm13, %xmm13\n"                                                  \
     "  pxor %xmm14, %xmm14\n"                                                  \
-    "  pxor %xmm15, %xmm15\n"                                                  \
-    "  call *%rax\n"                                                           \
+    "  pxor %xmm15, %xmm15\n" RD_CLEAR_WIDE "  call *%rax\n"                   \
     "  movdqu %xmm0, 0(%rbx)\n"                                                \
     "  movdqu %xmm1, 16(%rbx)\n"                                               \
     "  movdqu %xmm2, 32(%rbx)\n"                                               \
@@ -75,8 +207,7 @@ int rd_usable(void)
     "  mov %r8, 296(%rbx)\n"                                                   \
     "  mov %r9, 304(%rbx)\n"                                                   \
     "  mov %r10, 312(%rbx)\n"                                                  \
-    "  mov %r11, 320(%rbx)\n"                                                  \
-    "  pop %rbx\n"                                                             \
+    "  mov %r11, 320(%rbx)\n" RD_DUMP_WIDE "  pop %rbx\n"                      \
     "  ret\n"
 
 /* The callee-saved registers set to rd_saved_pattern(), then the call. */
@@ -124,6 +255,12 @@ __asm__(".pushsection .text\n"
         "  movdqu 16(%rsi), %xmm5\n"
         "  ret\n"
         ".size rd_leaky_kernel, .-rd_leaky_kernel\n"
+        ".globl rd_leaky_wide_kernel\n"
+        ".type rd_leaky_wide_kernel, @function\n"
+        "rd_leaky_wide_kernel:\n"
+        "  vinsertf128 $1, 16(%rsi), %ymm9, %ymm9\n"
+        "  ret\n"
+        ".size rd_leaky_wide_kernel, .-rd_leaky_wide_kernel\n"
         ".popsection\n");
 
 /*

@@ -4,10 +4,10 @@
  * chacha_blocks_fn and, before anything else runs, stores every
  * call-clobbered general and vector register into |dump|.  Written in
  * assembly (regdump.c), as C cannot see registers; available on x86_64
- * (rax, rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15), aarch64 (x0-x18,
- * v0-v31 whole: the upper halves of v8-v15 are not preserved either) and
- * s390x (r0-r5, v0-v31 whole: only f8-f15, the left halves of v8-v15, are
- * preserved).
+ * (rax, rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15, and ymm0-15 or zmm0-31
+ * and k0-k7 where the CPU has them), aarch64 (x0-x18, v0-v31 whole: the
+ * upper halves of v8-v15 are not preserved either) and s390x (r0-r5,
+ * v0-v31 whole: only f8-f15, the left halves of v8-v15, are preserved).
  */
 #ifndef CHACHARNG_REGDUMP_H
 #define CHACHARNG_REGDUMP_H
@@ -18,7 +18,8 @@
 #include "chacha.h"
 
 #if defined(__x86_64__) && defined(__ELF__)
-#define RD_WORDS (16 * 4 + 9 * 2)
+/* xmm0-15, the general registers, zmm0-31 (or ymm0-15), k0-k7 */
+#define RD_WORDS (16 * 4 + 9 * 2 + 32 * 16 + 8 * 2)
 #elif defined(__aarch64__) && defined(__ELF__)
 #define RD_WORDS (20 * 2 + 32 * 4) /* x0-x18, a pad word pair, v0-v31 */
 #elif defined(__s390x__) && defined(__ELF__)
@@ -36,6 +37,15 @@ void rd_call(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
 
 /* A careless kernel: computes nothing, leaves key words in a vector register. */
 chacha_blocks_fn rd_leaky_kernel;
+#endif
+
+#if defined(__x86_64__) && defined(__ELF__)
+/* The wider registers this CPU has, which rd_call() dumps too. */
+#define RD_HAS_YMM 1u /* AVX: ymm0-15 */
+#define RD_HAS_ZMM 2u /* AVX-512F: zmm0-31, k0-k7 */
+extern uint32_t rd_features;
+/* A careless kernel: leaves key words in the upper half of ymm9 only (AVX). */
+chacha_blocks_fn rd_leaky_wide_kernel;
 #endif
 
 #if defined(__x86_64__) && defined(__ELF__)
