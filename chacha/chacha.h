@@ -24,6 +24,8 @@
 #define CHACHA_CPU_AVX2 (1u << 1)
 #define CHACHA_CPU_AVX512 (1u << 2) /* AVX-512F + VL, OS saves zmm state */
 #define CHACHA_CPU_NEON (1u << 3)
+/* ppc64el: VSX and the ISA 2.07 vector crypto category (vpermxor) */
+#define CHACHA_CPU_VSX (1u << 4)
 
 /*
  * Kernel contract: write |nblocks| * 64 keystream bytes to |out| (any
@@ -59,6 +61,11 @@ chacha_blocks_fn chacharng_chacha_blocks_neon;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x8;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x6;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x1;
+chacha_blocks_fn chacharng_chacha_blocks_vsx;
+/* The VSX kernel's eight- and four-block passes, each forced (kernel tests
+ * only). */
+chacha_blocks_fn chacharng_chacha_blocks_vsx_x8;
+chacha_blocks_fn chacharng_chacha_blocks_vsx_x4;
 
 chacha_blocks_key_fn chacharng_chacha_blocks_key_generic;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_sse2;
@@ -68,13 +75,16 @@ chacha_blocks_key_fn chacharng_chacha_blocks_key_neon;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x8;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x6;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x1;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_vsx;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_vsx_x8;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_vsx_x4;
 
 /* A keyed batch through |blocks|: the key block, then the others. */
 void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,
                            const uint32_t state[16], size_t nblocks);
 
 struct chacha_impl {
-    const char *name;       /* "generic", "sse2", "avx2", "avx512", "neon" */
+    const char *name;       /* "generic", "sse2", "avx2", "avx512", "neon", ... */
     uint32_t needs;         /* CHACHA_CPU_* bits the kernel requires */
     size_t blocks_per_iter; /* widest batch the kernel computes at once */
     chacha_blocks_fn *blocks;

@@ -2,7 +2,9 @@
 /*
  * Run-time CPU feature detection for kernel choice.  On x86_64 a feature
  * counts only when CPUID reports it *and* XCR0 shows the OS saves the
- * registers it needs; on aarch64 NEON (ASIMD) is part of the base ABI.
+ * registers it needs; on aarch64 NEON (ASIMD) is part of the base ABI;
+ * on little-endian POWER the kernel's needs are read from the auxiliary
+ * vector the kernel (the OS one) hands every process.
  * Other targets report nothing, so only the C kernel is ever picked.
  */
 #include "chacha.h"
@@ -51,6 +53,34 @@ uint32_t chacha_cpu_features(void)
 uint32_t chacha_cpu_features(void)
 {
     return CHACHA_CPU_NEON; /* Advanced SIMD is mandatory in AArch64 */
+}
+
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__) && defined(__linux__)
+#include <sys/auxv.h>
+
+/* Linux's bits (arch/powerpc/include/uapi/asm/cputable.h), for C libraries
+ * whose <sys/auxv.h> does not name them. */
+#ifndef PPC_FEATURE_HAS_VSX
+#define PPC_FEATURE_HAS_VSX 0x00000080
+#endif
+#ifndef PPC_FEATURE2_VEC_CRYPTO
+#define PPC_FEATURE2_VEC_CRYPTO 0x02000000
+#endif
+
+uint32_t chacha_cpu_features(void)
+{
+    /*
+     * The VSX kernel uses VMX word arithmetic (vadduwm, vrlw), VSX moves,
+     * loads and stores (ISA 2.06) and vpermxor, which ISA 2.07 puts in the
+     * vector crypto category: AT_HWCAP2's VEC_CRYPTO bit is the one that
+     * says vpermxor runs (POWER8 and later set it; ARCH_2_07 alone would
+     * not promise the category).  HAS_VSX also says the OS saves the VSX
+     * registers.
+     */
+    if ((getauxval(AT_HWCAP) & PPC_FEATURE_HAS_VSX)
+        && (getauxval(AT_HWCAP2) & PPC_FEATURE2_VEC_CRYPTO))
+        return CHACHA_CPU_VSX;
+    return 0;
 }
 
 #else
