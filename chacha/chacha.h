@@ -84,7 +84,7 @@ void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,
                            const uint32_t state[16], size_t nblocks);
 
 struct chacha_impl {
-    const char *name;       /* "generic", "sse2", "avx2", "avx512", "neon", ... */
+    const char *name;       /* "generic", "sse2", "avx2", "avx512", "neon" */
     uint32_t needs;         /* CHACHA_CPU_* bits the kernel requires */
     size_t blocks_per_iter; /* widest batch the kernel computes at once */
     chacha_blocks_fn *blocks;
