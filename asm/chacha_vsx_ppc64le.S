@@ -26,14 +26,17 @@
  *
  *   - eight blocks (two groups, all 32 vector registers): twice the
  *     independent chains of a four-block loop, which POWER10 needs to
- *     keep its pipes busy.  The 33rd register a step needs (its rotation
+ *     keep its pipes busy; taken for 5 or more blocks on POWER10 only
+ *     (chacharng_vsx_wide, set by chacha_cpu_features()), since on
+ *     POWER8 and POWER9 the moves below cost more than the chains gain.  The 33rd register a step needs (its rotation
  *     amount or permute control) is found by keeping one word of the
  *     second group in a VSX register while its row is idle: row a is not
  *     used by the c += d; b ^= c; b <<<= r steps, row c not by the
  *     a += b; d ^= a; d <<<= r ones, so words 3 and 11 of the second
  *     group take turns in v19.
  *   - four blocks (one group, v0-v19, no callee-saved register touched):
- *     for requests of four blocks or fewer, and the tail of longer ones.
+ *     every pass on POWER8 and POWER9; on POWER10 for requests of four
+ *     blocks or fewer, and the tail of longer ones.
  *
  * Each pass stores only the blocks still wanted, so nothing is written
  * past the end of the output and there is no stack buffer.  Stores are
@@ -48,7 +51,7 @@
  * callee-saved: when an eight-block pass runs they are kept in the
  * 288-byte protected zone below r1 and put back on exit, so that zone
  * holds only the caller's own values.  Clobbers r0, r3-r12, ctr, cr0,
- * cr1, v0-v19 and vs0-vs9.
+ * cr1, v0-v19 and vs0-vs9; lr is put back as it came.
  *
  * On exit every register that held key material, keystream or counters
  * is cleared: v0-v19 with vxor, vs0-vs9 with xxlxor, v20-v31 by their
@@ -324,8 +327,23 @@
     xxlor 6, 34, 34
 
 .if \wide == 5
+    /*
+     * cr1.eq: no eight-block passes.  On POWER8 and POWER9 the four-block
+     * loop is the faster one per block, so they are taken only where
+     * chacha_cpu_features() found POWER10 (chacharng_vsx_wide, reached
+     * PC-relative: the kernel needs no TOC).
+     */
+    mflr 0
+    bcl 20, 31, .Lpc_\@
+.Lpc_\@:
+    mflr TMP
+    mtlr 0
+    addis TMP, TMP, (chacharng_vsx_wide - .Lpc_\@)@ha
+    lwz TMP, (chacharng_vsx_wide - .Lpc_\@)@l(TMP)
+    cmpwi 1, TMP, 0
     cmpldi N, 5
-    blt .Lpass4_\@
+    blt .Lpass_\@
+    beq 1, .Lpass_\@
 .endif
 .if \wide != 0
     /* v20-v31 are the caller's: keep them in the protected zone */
@@ -351,6 +369,7 @@
 .if \wide == 5
     cmpldi N, 5
     blt .Lpass4_\@
+    beq 1, .Lpass4_\@
 .endif
 .if \wide != 0
     /* eight blocks, M = min(N, 8) of them stored */
@@ -373,11 +392,14 @@ chacha_vsx_mca_x8_\@:
     HALF8 DIA_ABD, DIA_CDB
     bdnz chacha_vsx_mca_x8_\@
 chacha_vsx_mca_x8_end_\@:
-    FINISH GA, 31, 6, .Lpassdone_\@
+    FINISH GA, 31, 6, .Lpassdone8_\@
     /* group B, with word 3 from v19 moved to v0 and word 11 to v1 */
     vor 0, 19, 19
     xxlor 33, 9, 9
-    FINISH 16, 17, 18, 0, 20, 21, 22, 23, 24, 25, 26, 1, 27, 28, 29, 30, 2, 7, .Lpassdone_\@
+    FINISH 16, 17, 18, 0, 20, 21, 22, 23, 24, 25, 26, 1, 27, 28, 29, 30, 2, 7, .Lpassdone8_\@
+.Lpassdone8_\@:
+    /* the next pass's counters: eight on */
+    ADD_LANES 6, 6, 8, 0, 1
     b .Lpassdone_\@
 .endif
 
@@ -403,24 +425,13 @@ chacha_vsx_mca_x4_\@:
     HALF4 DIA_ABD, DIA_CDB
     bdnz chacha_vsx_mca_x4_\@
 chacha_vsx_mca_x4_end_\@:
-    FINISH GA, 16, 6, .Lpassdone_\@
+    FINISH GA, 16, 6, .Lpassdone4_\@
+.Lpassdone4_\@:
+    /* the next pass's counters: four on */
+    ADD_LANES 6, 6, 4, 0, 1
 .endif
 
 .Lpassdone_\@:
-    /* the counters of the next pass: this one's plus the blocks it made */
-.if \wide == 8
-    ADD_LANES 6, 6, 8, 0, 1
-.elseif \wide == 0
-    ADD_LANES 6, 6, 4, 0, 1
-.else
-    /* a pass stored all it made unless it was the last one */
-    cmpldi N, 0
-    beq .Lout_\@
-    ADD_LANES 6, 6, 8, 0, 1
-    cmpldi N, 5
-    bge .Lpass_\@
-    b .Lpass4_\@
-.endif
     cmpldi N, 0
     bne .Lpass_\@
 

@@ -63,9 +63,11 @@ chacha_blocks_fn chacharng_chacha_blocks_neon_x6;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x1;
 chacha_blocks_fn chacharng_chacha_blocks_vsx;
 /* The VSX kernel's eight- and four-block passes, each forced (kernel tests
- * only). */
+ * only); the kernel itself takes eight-block passes where
+ * chacharng_vsx_wide is nonzero (cpu.c: POWER10). */
 chacha_blocks_fn chacharng_chacha_blocks_vsx_x8;
 chacha_blocks_fn chacharng_chacha_blocks_vsx_x4;
+extern unsigned int chacharng_vsx_wide;
 
 chacha_blocks_key_fn chacharng_chacha_blocks_key_generic;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_sse2;

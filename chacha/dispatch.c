@@ -55,8 +55,8 @@ static const struct chacha_impl neon_variants[] = {
 #endif
 
 #if CHACHARNG_HAVE_VSX_ASM
-/* The VSX kernel runs eight-block passes while five or more blocks are
- * left, four-block ones for the rest. */
+/* The VSX kernel runs four-block passes, and on POWER10 eight-block ones
+ * while five or more blocks are left. */
 static const struct chacha_impl vsx_variants[] = {
     { "vsx/x8", CHACHA_CPU_VSX, 8, chacharng_chacha_blocks_vsx_x8,
       chacharng_chacha_blocks_key_vsx_x8 },
