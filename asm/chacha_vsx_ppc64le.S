@@ -67,6 +67,8 @@
     .machine power8
     .abiversion 2
     .text
+    /* cpu.c's flag, read PC-relative: it must bind inside the module */
+    .hidden chacharng_vsx_wide
 
 /* General registers of the bodies. */
 #define P 7     /* where the next block goes */
