@@ -6,7 +6,7 @@
 # RESULTS_DIR/<name>.log for .ci/test-all.sh to count; a build that cannot
 # run here writes RESULTS_DIR/<name>.skip with the reason instead.
 #
-# Usage: .ci/cross.sh TARBALL RESULTS_DIR [variants] [aarch64] [s390x]
+# Usage: .ci/cross.sh TARBALL RESULTS_DIR [variants] [aarch64] [s390x] [ppc64el]
 #   (s390x writes s390x.log and s390x-novx.log)
 set -u
 
@@ -124,6 +124,50 @@ s390x() {
         LOG_COMPILER="$novx") || true
     cp "$dir/test-suite.log" "$results/s390x-novx.log" 2>/dev/null
     grep -h 'best kernel' "$dir"/test/t_chacha.log 2>/dev/null
+}
+
+# Little-endian POWER: the provider and its C tests cross-built against
+# Debian's multiarch libssl-dev:ppc64el (it co-installs with the host's
+# on Debian 12), run under qemu-ppc64le as a POWER9; then the kernel and
+# generator core tests again as a POWER8 and as a POWER10.  Every run is
+# told the kernel the CPU must be given (CHACHARNG_TEST_BEST): each of
+# these models has VSX and vector crypto, so the VSX kernel.  As on
+# aarch64 only the C tests run (no ppc64el openssl binary co-installs),
+# plus tools/mca-vsx.sh on the host.  QEMU's POWER7, the one model
+# without vector crypto, cannot run these programs at all (Debian's
+# ppc64el code is built for POWER8), so no run shows generic chosen.
+ppc64el() {
+    local dir cpu qemu="qemu-ppc64le -L /"
+    if ! command -v powerpc64le-linux-gnu-gcc >/dev/null \
+        || ! command -v qemu-ppc64le >/dev/null \
+        || [ ! -f /usr/lib/powerpc64le-linux-gnu/pkgconfig/libcrypto.pc ]; then
+        echo "ppc64el cross compiler, qemu-ppc64le or libssl-dev:ppc64el missing" \
+            > "$results/ppc64el.skip"
+        return
+    fi
+    dir=$(unpack ppc64el)
+    echo "--- ppc64el (qemu-user: power9; core tests on power8, power10)"
+    # make itself expands the test groups
+    # shellcheck disable=SC2016
+    (cd "$dir" \
+        && PKG_CONFIG_LIBDIR=/usr/lib/powerpc64le-linux-gnu/pkgconfig \
+            ./configure -q --enable-werror --host=powerpc64le-linux-gnu \
+        && make -j"$jobs" \
+        && CHACHARNG_TEST_BEST=vsx \
+            CHACHARNG_TEST_EMULATOR="$qemu -cpu power9" make -j"$jobs" check \
+            TESTS='$(emulated_tests)' LOG_COMPILER="$qemu -cpu power9") || true
+    cp "$dir/test-suite.log" "$results/ppc64el.log" 2>/dev/null
+    grep -h '^ok - .*vsx' "$dir"/test/t_chacha.log 2>/dev/null | head -2
+    grep -hE '^(ok|not ok) .*round loop' "$dir"/tools/mca-vsx.log 2>/dev/null
+    for cpu in power8 power10; do
+        rm -f "$dir/test-suite.log"
+        # shellcheck disable=SC2016
+        (cd "$dir" && CHACHARNG_TEST_BEST=vsx \
+            CHACHARNG_TEST_EMULATOR="$qemu -cpu $cpu" make -j"$jobs" check \
+            TESTS='$(core_tests)' LOG_COMPILER="$qemu -cpu $cpu") || true
+        cp "$dir/test-suite.log" "$results/ppc64el-$cpu.log" 2>/dev/null
+        grep -h 'is given kernel' "$dir"/test/t_chacha.log 2>/dev/null
+    done
 }
 
 for stage in "$@"; do

@@ -14,6 +14,7 @@ test_pkgs=(valgrind clang clang-format libclang-rt-14-dev shellcheck dieharder r
            groff-base debootstrap qemu-user gcc-aarch64-linux-gnu
            libc6-dev-arm64-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross
            libssl-dev:arm64 llvm-19
+           gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross libssl-dev:ppc64el
            debhelper dpkg-dev fakeroot lintian acl attr
            piuparts autopkgtest)
 
@@ -31,6 +32,14 @@ case " ${want[*]} " in
 *":arm64 "*)
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
         "${as_root[@]}" dpkg --add-architecture arm64
+        need_update=1
+    fi ;;
+esac
+# libssl-dev:ppc64el co-installs with the host's on Debian 12 as arm64's does
+case " ${want[*]} " in
+*":ppc64el "*)
+    if ! dpkg --print-foreign-architectures | grep -qx ppc64el; then
+        "${as_root[@]}" dpkg --add-architecture ppc64el
         need_update=1
     fi ;;
 esac

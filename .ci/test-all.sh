@@ -176,13 +176,15 @@ if [ -z "$quick" ]; then
         TESTS='$(kernel_tests) $(script_tests)'
 
     # --- other configurations and architectures, from the tarball --------
-    note "variant builds, aarch64 (qemu), s390x big-endian (qemu)"
+    note "variant builds, aarch64 (qemu), s390x big-endian (qemu), ppc64el (qemu)"
     results_dir=$(mktemp -d)
     rm -f chacharng-*.tar.xz
     if make dist >/dev/null && tarball=$(ls chacharng-*.tar.xz); then
-        bash .ci/cross.sh "$tarball" "$results_dir" variants aarch64 s390x
+        bash .ci/cross.sh "$tarball" "$results_dir" variants aarch64 s390x \
+            ppc64el
         for r in disable-asm disable-avx512 disable-avx512-avx2 \
-                 disable-all-isas aarch64 s390x; do
+                 disable-all-isas aarch64 s390x \
+                 ppc64el ppc64el-power8 ppc64el-power10; do
             stage_result "$r" "$results_dir" "$r"
         done
         stage_result s390x-novx "$results_dir" s390x-novx

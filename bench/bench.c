@@ -1039,8 +1039,8 @@ static const char *met(double v, double target)
 /* Why there is no number for |name|, a kernel or another column. */
 static void why_missing(const char *name, char *why, size_t n)
 {
-    static const char *const kernels[] = { "generic", "sse2", "avx2", "avx512",
-                                           "neon" };
+    static const char *const kernels[] = { "generic", "sse2", "avx2",
+                                           "avx512",  "neon", "vsx" };
     const struct chacha_impl *impl = chacha_impl_by_name(name);
     size_t i;
 
@@ -1501,7 +1501,7 @@ int main(int argc, char **argv)
     static const char *const fixed_cols[] = {
         "ctr-drbg", "rand-def", "rand-cc", "getrandom", "chacha20",
         "raw",      "kmix",     "floor",   "generic",   "sse2",
-        "avx2",     "avx512",   "neon"
+        "avx2",     "avx512",   "neon",    "vsx"
     };
     static struct column evp_only; /* EVP ChaCha20 for the raw table only */
     const struct chacha_impl *list;

@@ -29,6 +29,8 @@
  * upper halves (AVX), zmm16-31 and the opmasks (AVX-512F). */
 #define CHACHA_CPU_YMM_STATE (1u << 8)
 #define CHACHA_CPU_ZMM_STATE (1u << 9)
+/* ppc64el: VSX and the ISA 2.07 vector crypto category (vpermxor) */
+#define CHACHA_CPU_VSX (1u << 4)
 
 /*
  * Kernel contract: write |nblocks| * 64 keystream bytes to |out| (any
@@ -65,6 +67,13 @@ chacha_blocks_fn chacharng_chacha_blocks_neon_x8;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x6;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x1;
 chacha_blocks_fn chacharng_chacha_blocks_vx;
+chacha_blocks_fn chacharng_chacha_blocks_vsx;
+/* The VSX kernel's eight- and four-block passes, each forced (kernel tests
+ * only); the kernel itself takes eight-block passes where
+ * chacharng_vsx_wide is nonzero (cpu.c: POWER10). */
+chacha_blocks_fn chacharng_chacha_blocks_vsx_x8;
+chacha_blocks_fn chacharng_chacha_blocks_vsx_x4;
+extern unsigned int chacharng_vsx_wide;
 
 chacha_blocks_key_fn chacharng_chacha_blocks_key_generic;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_sse2;
@@ -75,6 +84,9 @@ chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x8;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x6;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x1;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_vx;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_vsx;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_vsx_x8;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_vsx_x4;
 
 /* A keyed batch through |blocks|: the key block, then the others. */
 void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,

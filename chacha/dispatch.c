@@ -31,6 +31,9 @@ static const struct chacha_impl impls[] = {
 #if CHACHARNG_HAVE_VX_ASM
     { "vx", CHACHA_CPU_VX, 8, chacharng_chacha_blocks_vx,
       chacharng_chacha_blocks_key_vx },
+#if CHACHARNG_HAVE_VSX_ASM
+    { "vsx", CHACHA_CPU_VSX, 8, chacharng_chacha_blocks_vsx,
+      chacharng_chacha_blocks_key_vsx },
 #endif
     { "generic", 0, 1, chacharng_chacha_blocks_generic,
       chacharng_chacha_blocks_key_generic },
@@ -54,6 +57,17 @@ static const struct chacha_impl neon_variants[] = {
 };
 #endif
 
+#if CHACHARNG_HAVE_VSX_ASM
+/* The VSX kernel runs four-block passes, and on POWER10 eight-block ones
+ * while five or more blocks are left. */
+static const struct chacha_impl vsx_variants[] = {
+    { "vsx/x8", CHACHA_CPU_VSX, 8, chacharng_chacha_blocks_vsx_x8,
+      chacharng_chacha_blocks_key_vsx_x8 },
+    { "vsx/x4", CHACHA_CPU_VSX, 4, chacharng_chacha_blocks_vsx_x4,
+      chacharng_chacha_blocks_key_vsx_x4 },
+};
+#endif
+
 const struct chacha_impl *chacha_impl_list(size_t *n)
 {
     *n = NIMPLS;
@@ -67,6 +81,12 @@ const struct chacha_impl *chacha_impl_variants(const struct chacha_impl *impl,
     if (impl->blocks == chacharng_chacha_blocks_neon) {
         *n = sizeof(neon_variants) / sizeof(neon_variants[0]);
         return neon_variants;
+    }
+#endif
+#if CHACHARNG_HAVE_VSX_ASM
+    if (impl->blocks == chacharng_chacha_blocks_vsx) {
+        *n = sizeof(vsx_variants) / sizeof(vsx_variants[0]);
+        return vsx_variants;
     }
 #endif
     (void)impl;

@@ -109,6 +109,8 @@ const char *chacharng_buildinfo(void)
 #endif
 #if CHACHARNG_HAVE_VX_ASM
                           " vx"
+#if CHACHARNG_HAVE_VSX_ASM
+                          " vsx"
 #endif
                           " generic)";
 }

@@ -11,9 +11,11 @@
  * key), the output words themselves, the seed, and the state and unread
  * buffer left behind.  The constant words and the counter are public and
  * not searched for.  The registers a kernel may clobber are searched for
- * the same words right after it returns (regdump.c: x86_64, aarch64, s390x),
- * and on x86_64 the callee-saved general registers must come back as the
- * caller left them (the one-block integer path saves six of them).  The
+ * the same words right after it returns (regdump.c: x86_64, aarch64, s390x
+ * and ppc64el), and on x86_64 the callee-saved general registers must come
+ * back as the caller left them (the one-block integer path saves six of
+ * them), on ppc64el the callee-saved vector registers v20-v31 (the
+ * eight-block pass uses them).  The
  * generator runs on a recording kernel that calls the real one and notes
  * each call's state and output, so the needles cover every block an
  * absorb, refill or direct request made.
@@ -304,6 +306,24 @@ static int saved_kept(chacha_blocks_fn *fn, const uint32_t *st, size_t n)
 }
 #endif
 
+#ifdef RD_VR_SAVED
+/* 1 if |dump| shows v20-v31 as rd_call() set them before the call. */
+static int vr_kept(const uint32_t *dump)
+{
+    size_t i, j;
+
+    for (i = 0; i < RD_VR_SAVED; i++)
+        for (j = 0; j < 4; j++)
+            if (dump[RD_VR_AT + 4 * i + j] != rd_vr_pattern(i)) {
+                tu_diag("v%zu word %zu: %08x, expected %08x", 20 + i, j,
+                        (unsigned)dump[RD_VR_AT + 4 * i + j],
+                        (unsigned)rd_vr_pattern(i));
+                return 0;
+            }
+    return 1;
+}
+#endif
+
 static void test_registers(void)
 {
     /* 3: every register set of the SIMD kernels' short-call paths */
@@ -339,6 +359,12 @@ static void test_registers(void)
               "%s kernel, %zu blocks: no key, nonce, final-round "
               "or keystream word left in a call-clobbered register",
               real->name, sizes[i]);
+#ifdef RD_VR_SAVED
+        TU_OK(vr_kept(dump),
+              "%s kernel, %zu blocks: v20-v31 come back as the caller left "
+              "them",
+              real->name, sizes[i]);
+#endif
 #ifdef RD_SAVED
         TU_OK(saved_kept(real->blocks, op.st, sizes[i]),
               "%s kernel, %zu blocks: " RD_SAVED_NAMES " come back as the "
@@ -374,6 +400,10 @@ static void test_registers(void)
               "back as the caller left them",
               real->name, key_sizes[i]);
     }
+#endif
+#ifdef RD_VR_SAVED
+    rd_call(rd_vr_clobbering_kernel, out, op.st, 1, dump);
+    TU_OK(!vr_kept(dump), "the v20-v31 check finds a kernel that changes v25");
 #endif
 #ifdef RD_SAVED
     TU_OK(!saved_kept(rd_clobbering_kernel, op.st, 1),

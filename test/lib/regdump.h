@@ -6,8 +6,10 @@
  * assembly (regdump.c), as C cannot see registers; available on x86_64
  * (rax, rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15, and ymm0-15 or zmm0-31
  * and k0-k7 where the CPU has them), aarch64 (x0-x18, v0-v31 whole: the
- * upper halves of v8-v15 are not preserved either) and s390x (r0-r5,
- * v0-v31 whole: only f8-f15, the left halves of v8-v15, are preserved).
+ * upper halves of v8-v15 are not preserved either), s390x (r0-r5, v0-v31
+ * whole: only f8-f15, the left halves of v8-v15, are preserved) and
+ * little-endian ppc64 (r0, r3-r12, v0-v19, vs0-vs13 whole: only the FPR
+ * halves of vs14-vs31 are preserved, and those the kernels leave alone).
  */
 #ifndef CHACHARNG_REGDUMP_H
 #define CHACHARNG_REGDUMP_H
@@ -24,6 +26,19 @@
 #define RD_WORDS (20 * 2 + 32 * 4) /* x0-x18, a pad word pair, v0-v31 */
 #elif defined(__s390x__) && defined(__ELF__)
 #define RD_WORDS (6 * 2 + 32 * 4) /* r0-r5, v0-v31 whole */
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__) && defined(__ELF__)
+/*
+ * r0, r3-r12, a pad word pair, v0-v19, vs0-vs13; then the callee-saved
+ * v20-v31 (RD_VR_SAVED of them from word RD_VR_AT on, four words each):
+ * rd_call() sets every word of v(20 + i) to rd_vr_pattern(i) before the
+ * call, dumps them after it, and gives the caller back its own.
+ */
+#define RD_VR_SAVED 12
+#define RD_VR_AT (12 * 2 + 34 * 4)
+#define RD_WORDS (RD_VR_AT + RD_VR_SAVED * 4)
+#define rd_vr_pattern(i) ((uint32_t)(i) + 1)
+/* A careless kernel: computes nothing, returns with v25 changed. */
+chacha_blocks_fn rd_vr_clobbering_kernel;
 #endif
 
 #ifdef RD_WORDS
