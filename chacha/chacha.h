@@ -24,6 +24,8 @@
 #define CHACHA_CPU_AVX2 (1u << 1)
 #define CHACHA_CPU_AVX512 (1u << 2) /* AVX-512F + VL, OS saves zmm state */
 #define CHACHA_CPU_NEON (1u << 3)
+#define CHACHA_CPU_RVV (1u << 6)  /* RVV 1.0, enabled by the kernel */
+#define CHACHA_CPU_ZVKB (1u << 7) /* vector bit-manipulation for crypto */
 
 /*
  * Kernel contract: write |nblocks| * 64 keystream bytes to |out| (any
@@ -59,6 +61,10 @@ chacha_blocks_fn chacharng_chacha_blocks_neon;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x8;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x6;
 chacha_blocks_fn chacharng_chacha_blocks_neon_x1;
+chacha_blocks_fn chacharng_chacha_blocks_rvv;
+/* The RVV kernel's rotation paths, each forced (kernel tests only). */
+chacha_blocks_fn chacharng_chacha_blocks_rvv_vmadd;
+chacha_blocks_fn chacharng_chacha_blocks_rvv_vror;
 
 chacha_blocks_key_fn chacharng_chacha_blocks_key_generic;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_sse2;
@@ -68,6 +74,15 @@ chacha_blocks_key_fn chacharng_chacha_blocks_key_neon;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x8;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x6;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon_x1;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_rvv;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_rvv_vmadd;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_rvv_vror;
+
+/*
+ * Nonzero when the RVV kernel may use Zvkb's vror: written by
+ * chacha_cpu_features(), read by chacharng_chacha_blocks_rvv on entry.
+ */
+extern uint32_t chacharng_rvv_vror;
 
 /* A keyed batch through |blocks|: the key block, then the others. */
 void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,

@@ -50,3 +50,8 @@ KEYED_VIA(neon_x8)
 KEYED_VIA(neon_x6)
 KEYED_VIA(neon_x1)
 #endif
+#if CHACHARNG_HAVE_RVV_ASM
+KEYED_VIA(rvv)
+KEYED_VIA(rvv_vmadd)
+KEYED_VIA(rvv_vror)
+#endif

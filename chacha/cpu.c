@@ -2,8 +2,11 @@
 /*
  * Run-time CPU feature detection for kernel choice.  On x86_64 a feature
  * counts only when CPUID reports it *and* XCR0 shows the OS saves the
- * registers it needs; on aarch64 NEON (ASIMD) is part of the base ABI.
- * Other targets report nothing, so only the C kernel is ever picked.
+ * registers it needs; on aarch64 NEON (ASIMD) is part of the base ABI; on
+ * riscv64 the kernel says in AT_HWCAP whether it enabled the vector
+ * extension for processes, and riscv_hwprobe (Linux 6.8 and later) whether
+ * Zvkb is there.  Other targets report nothing, so only the C kernel is
+ * ever picked.
  */
 #include "chacha.h"
 
@@ -51,6 +54,59 @@ uint32_t chacha_cpu_features(void)
 uint32_t chacha_cpu_features(void)
 {
     return CHACHA_CPU_NEON; /* Advanced SIMD is mandatory in AArch64 */
+}
+
+#elif defined(__riscv) && __riscv_xlen == 64
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The single-letter extension bits of AT_HWCAP: bit ('X' - 'A'). */
+#define HWCAP_RISCV_V (1ul << ('V' - 'A'))
+
+/*
+ * riscv_hwprobe(2), spelled out: the C library headers of older releases
+ * (Debian 12) have neither the system call number nor the structure.
+ */
+#define SYS_RISCV_HWPROBE 258
+#define RISCV_HWPROBE_KEY_IMA_EXT_0 4
+#define RISCV_HWPROBE_IMA_V (1ull << 2)
+#define RISCV_HWPROBE_EXT_ZVBB (1ull << 17) /* includes Zvkb */
+#define RISCV_HWPROBE_EXT_ZVKB (1ull << 19)
+
+struct riscv_hwprobe_pair {
+    int64_t key;
+    uint64_t value;
+};
+
+uint32_t chacharng_rvv_vror;
+
+/* The IMA_EXT_0 bits, or 0 where the kernel has no riscv_hwprobe. */
+static uint64_t hwprobe_ext0(void)
+{
+    struct riscv_hwprobe_pair pair = { RISCV_HWPROBE_KEY_IMA_EXT_0, 0 };
+
+    if (syscall(SYS_RISCV_HWPROBE, &pair, 1, 0, NULL, 0) != 0 || pair.key < 0)
+        return 0;
+    return pair.value;
+}
+
+uint32_t chacha_cpu_features(void)
+{
+    uint32_t features = 0;
+    uint64_t ext;
+
+    if (!(getauxval(AT_HWCAP) & HWCAP_RISCV_V))
+        return 0;
+    features |= CHACHA_CPU_RVV;
+    ext = hwprobe_ext0();
+    if ((ext & RISCV_HWPROBE_IMA_V)
+        && (ext & (RISCV_HWPROBE_EXT_ZVKB | RISCV_HWPROBE_EXT_ZVBB)))
+        features |= CHACHA_CPU_ZVKB;
+    /* the same value from every caller: the kernel's choice of rotation */
+    __atomic_store_n(&chacharng_rvv_vror, (features & CHACHA_CPU_ZVKB) != 0,
+                     __ATOMIC_RELAXED);
+    return features;
 }
 
 #else

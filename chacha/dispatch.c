@@ -28,6 +28,10 @@ static const struct chacha_impl impls[] = {
     { "neon", CHACHA_CPU_NEON, 8, chacharng_chacha_blocks_neon,
       chacharng_chacha_blocks_key_neon },
 #endif
+#if CHACHARNG_HAVE_RVV_ASM
+    { "rvv", CHACHA_CPU_RVV, 16, chacharng_chacha_blocks_rvv,
+      chacharng_chacha_blocks_key_rvv },
+#endif
     { "generic", 0, 1, chacharng_chacha_blocks_generic,
       chacharng_chacha_blocks_key_generic },
 };
@@ -50,6 +54,16 @@ static const struct chacha_impl neon_variants[] = {
 };
 #endif
 
+#if CHACHARNG_HAVE_RVV_ASM
+/* The RVV kernel rotates with Zvkb's vror where it may, else vsrl + vmadd. */
+static const struct chacha_impl rvv_variants[] = {
+    { "rvv/vmadd", CHACHA_CPU_RVV, 16, chacharng_chacha_blocks_rvv_vmadd,
+      chacharng_chacha_blocks_key_rvv_vmadd },
+    { "rvv/vror", CHACHA_CPU_RVV | CHACHA_CPU_ZVKB, 16,
+      chacharng_chacha_blocks_rvv_vror, chacharng_chacha_blocks_key_rvv_vror },
+};
+#endif
+
 const struct chacha_impl *chacha_impl_list(size_t *n)
 {
     *n = NIMPLS;
@@ -63,6 +77,12 @@ const struct chacha_impl *chacha_impl_variants(const struct chacha_impl *impl,
     if (impl->blocks == chacharng_chacha_blocks_neon) {
         *n = sizeof(neon_variants) / sizeof(neon_variants[0]);
         return neon_variants;
+    }
+#endif
+#if CHACHARNG_HAVE_RVV_ASM
+    if (impl->blocks == chacharng_chacha_blocks_rvv) {
+        *n = sizeof(rvv_variants) / sizeof(rvv_variants[0]);
+        return rvv_variants;
     }
 #endif
     (void)impl;
