@@ -14,6 +14,7 @@ test_pkgs=(valgrind clang clang-format libclang-rt-14-dev shellcheck dieharder r
            groff-base debootstrap qemu-user gcc-aarch64-linux-gnu
            libc6-dev-arm64-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross
            libssl-dev:arm64 llvm-19
+           gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
            debhelper dpkg-dev fakeroot lintian acl attr
            piuparts autopkgtest)
 

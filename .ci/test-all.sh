@@ -185,6 +185,11 @@ if [ -z "$quick" ]; then
                  disable-all-isas aarch64 s390x; do
             stage_result "$r" "$results_dir" "$r"
         done
+        # RVV under qemu-riscv64: each vector length, and no vector unit
+        bash .ci/cross.sh "$tarball" "$results_dir" riscv64
+        for r in vlen128 vlen256 vlen512 vlen1024 novector; do
+            stage_result "riscv64 rvv $r" "$results_dir" "riscv64-$r"
+        done
     else
         check "make dist" false
     fi
