@@ -25,7 +25,7 @@
 #define CHACHA_CPU_AVX512 (1u << 2) /* AVX-512F + VL, OS saves zmm state */
 #define CHACHA_CPU_NEON (1u << 3)
 #define CHACHA_CPU_RVV (1u << 6)  /* RVV 1.0, enabled by the kernel */
-#define CHACHA_CPU_ZVKB (1u << 7) /* vector bit-manipulation for crypto */
+#define CHACHA_CPU_ZVKB (1u << 7) /* Zvkb's vror, and Zbb beside it */
 
 /*
  * Kernel contract: write |nblocks| * 64 keystream bytes to |out| (any

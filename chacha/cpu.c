@@ -71,6 +71,7 @@ uint32_t chacha_cpu_features(void)
 #define SYS_RISCV_HWPROBE 258
 #define RISCV_HWPROBE_KEY_IMA_EXT_0 4
 #define RISCV_HWPROBE_IMA_V (1ull << 2)
+#define RISCV_HWPROBE_EXT_ZBB (1ull << 4)
 #define RISCV_HWPROBE_EXT_ZVBB (1ull << 17) /* includes Zvkb */
 #define RISCV_HWPROBE_EXT_ZVKB (1ull << 19)
 
@@ -100,7 +101,8 @@ uint32_t chacha_cpu_features(void)
         return 0;
     features |= CHACHA_CPU_RVV;
     ext = hwprobe_ext0();
-    if ((ext & RISCV_HWPROBE_IMA_V)
+    /* the vror path's integer block rotates with Zbb's roriw */
+    if ((ext & RISCV_HWPROBE_IMA_V) && (ext & RISCV_HWPROBE_EXT_ZBB)
         && (ext & (RISCV_HWPROBE_EXT_ZVKB | RISCV_HWPROBE_EXT_ZVBB)))
         features |= CHACHA_CPU_ZVKB;
     /* the same value from every caller: the kernel's choice of rotation */

@@ -29,7 +29,7 @@ static const struct chacha_impl impls[] = {
       chacharng_chacha_blocks_key_neon },
 #endif
 #if CHACHARNG_HAVE_RVV_ASM
-    { "rvv", CHACHA_CPU_RVV, 16, chacharng_chacha_blocks_rvv,
+    { "rvv", CHACHA_CPU_RVV, 17, chacharng_chacha_blocks_rvv,
       chacharng_chacha_blocks_key_rvv },
 #endif
     { "generic", 0, 1, chacharng_chacha_blocks_generic,
@@ -57,9 +57,9 @@ static const struct chacha_impl neon_variants[] = {
 #if CHACHARNG_HAVE_RVV_ASM
 /* The RVV kernel rotates with Zvkb's vror where it may, else vsrl + vmadd. */
 static const struct chacha_impl rvv_variants[] = {
-    { "rvv/vmadd", CHACHA_CPU_RVV, 16, chacharng_chacha_blocks_rvv_vmadd,
+    { "rvv/vmadd", CHACHA_CPU_RVV, 17, chacharng_chacha_blocks_rvv_vmadd,
       chacharng_chacha_blocks_key_rvv_vmadd },
-    { "rvv/vror", CHACHA_CPU_RVV | CHACHA_CPU_ZVKB, 16,
+    { "rvv/vror", CHACHA_CPU_RVV | CHACHA_CPU_ZVKB, 17,
       chacharng_chacha_blocks_rvv_vror, chacharng_chacha_blocks_key_rvv_vror },
 };
 #endif

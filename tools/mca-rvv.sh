@@ -6,10 +6,10 @@
 # SiFive cores.  Estimates of those models, not measurements: no RISC-V
 # hardware is needed.
 #
-# One iteration of each loop is a double round of the blocks it carries:
-# the kernel's VL blocks in vector lanes (VLEN/32, at most 16), OpenSSL's
-# VLEN/32 lanes plus one block on the integer pipes.  So
-#   c/B = cycles per iteration x 10 / (blocks x 64).
+# Both loops carry VLEN/32 blocks in vector lanes (the kernel at most 16)
+# plus one block on the integer pipes; an iteration is one double round
+# of OpenSSL's, two of the kernel's (32 vadd.vv each).  So
+#   c/B = cycles per iteration x 10 / (double rounds x blocks x 64).
 # The loops are taken between the local symbols chacha_rvv_mca_<path>_begin
 # and _end of the object and run for 100 iterations, with e32 and LMUL 1
 # declared to llvm-mca (the loops themselves set neither).
@@ -82,16 +82,19 @@ loop_text() {
 }
 
 echo "llvm-mca-19 estimates (LLVM scheduling models, not measurements):"
-echo "cycles per byte of the round loop, cycles/iteration x 10 / (blocks x 64)"
+echo "cycles per byte of the round loop,"
+echo "cycles/iteration x 10 / (double rounds/iteration x blocks x 64)"
 printf '%-12s %-6s %5s %7s %7s %8s %7s\n' model path VLEN blocks ours OpenSSL ratio
 for path in vmadd vror; do
     if ! loop_text "$path" > "$work/$path.s"; then
         echo "mca-rvv: no chacha_rvv_mca_${path}_begin/_end in $obj" >&2
         exit 1
     fi
+    rounds=$(awk -F'\t' '$1 == "vadd.vv" { n++ } END { print n / 32 }' \
+        "$work/$path.s")
     for model in sifive-x280 sifive-p670; do
         vlen=$(vlen_of "$model")
-        blocks=$((vlen / 32 > 16 ? 16 : vlen / 32))
+        blocks=$((vlen / 32 > 16 ? 17 : vlen / 32 + 1))
         cycles=$("$mca" -mtriple=riscv64 -mcpu="$model" -iterations=100 \
             "$work/$path.s" 2>/dev/null | awk '/^Total Cycles:/ { print $3 / 100 }')
         if [ -z "$cycles" ]; then
@@ -101,8 +104,8 @@ for path in vmadd vror; do
         fi
         theirs=$(openssl_cpb "$model" "$path")
         awk -v m="$model" -v p="$path" -v v="$vlen" -v b="$blocks" \
-            -v c="$cycles" -v o="$theirs" 'BEGIN {
-            ours = c * 10 / (b * 64)
+            -v c="$cycles" -v o="$theirs" -v d="$rounds" 'BEGIN {
+            ours = c * 10 / (d * b * 64)
             r = (o == "-") ? "-" : sprintf("%.2fx", o / ours)
             printf "%-12s %-6s %5s %7s %7.2f %8s %7s\n", m, p, v, b, ours, o, r
         }'
