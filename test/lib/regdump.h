@@ -4,8 +4,9 @@
  * chacha_blocks_fn and, before anything else runs, stores every
  * call-clobbered general and vector register into |dump|.  Written in
  * assembly (regdump.c), as C cannot see registers; available on x86_64
- * (rax, rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15) and aarch64 (x0-x18,
- * v0-v31 whole: the upper halves of v8-v15 are not preserved either).
+ * (rax, rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15), aarch64 (x0-x18,
+ * v0-v31 whole: the upper halves of v8-v15 are not preserved either) and
+ * riscv64 (ra, t0-t6, a0-a7, v0-v31: no vector register is preserved).
  */
 #ifndef CHACHARNG_REGDUMP_H
 #define CHACHARNG_REGDUMP_H
@@ -19,6 +20,13 @@
 #define RD_WORDS (16 * 4 + 9 * 2)
 #elif defined(__aarch64__) && defined(__ELF__)
 #define RD_WORDS (20 * 2 + 32 * 4) /* x0-x18, a pad word pair, v0-v31 */
+#elif defined(__riscv) && __riscv_xlen == 64 && defined(__ELF__)
+/*
+ * ra, t0-t6, a0-a7 (16 doublewords), then v0-v31 up to VLEN 1024 (the
+ * first 128 bytes of each register; zero where VLEN is shorter, and
+ * nothing where the CPU has no vector unit).
+ */
+#define RD_WORDS (16 * 2 + 32 * 32)
 #endif
 
 #ifdef RD_WORDS
