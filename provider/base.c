@@ -107,6 +107,9 @@ const char *chacharng_buildinfo(void)
 #if CHACHARNG_HAVE_NEON_ASM
                           " neon"
 #endif
+#if CHACHARNG_HAVE_RVV_ASM
+                          " rvv"
+#endif
                           " generic)";
 }
 
