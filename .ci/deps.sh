@@ -52,3 +52,10 @@ if [ ${#missing[@]} -gt 0 ]; then
     "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
         apt-get install -y --no-install-recommends "${missing[@]}"
 fi
+
+# Debian 13's qemu-user, unpacked aside, for the RVV kernel's Zvkb path
+# (.ci/qemu-trixie.sh); without it that one run is skipped, not failed.
+if [ "${1:-}" = "--all" ]; then
+    bash "$(dirname "$0")/qemu-trixie.sh" \
+        || echo "deps: Debian 13's qemu-user not fetched: the Zvkb run skips"
+fi

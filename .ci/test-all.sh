@@ -187,7 +187,7 @@ if [ -z "$quick" ]; then
         done
         # RVV under qemu-riscv64: each vector length, and no vector unit
         bash .ci/cross.sh "$tarball" "$results_dir" riscv64
-        for r in vlen128 vlen256 vlen512 vlen1024 novector; do
+        for r in vlen128 vlen256 vlen512 vlen1024 novector zvkb; do
             stage_result "riscv64 rvv $r" "$results_dir" "riscv64-$r"
         done
     else

@@ -9,7 +9,8 @@
  * is and once per path forced (chacha_impl_variants()).  Kernels the CPU
  * lacks are reported as skipped.  Where the caller knows which kernel the
  * CPU must get (an emulated CPU with or without a vector unit), it names it
- * in CHACHARNG_TEST_BEST and the detection is checked against it.
+ * in CHACHARNG_TEST_BEST, and a kernel or path the CPU must be able to run
+ * in CHACHARNG_TEST_RUNS; the detection is checked against them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,10 +318,29 @@ static void check_kernel(const struct chacha_impl *impl)
     TU_OK(chacha_impl_selftest(impl), "%s: built-in self-test", impl->name);
 }
 
+/* 1 if the compiled-in kernel or path called |name| can run here. */
+static int runs_here(const char *name)
+{
+    const struct chacha_impl *list, *variants;
+    size_t n, i, nv, v;
+
+    list = chacha_impl_list(&n);
+    for (i = 0; i < n; i++) {
+        if (strcmp(list[i].name, name) == 0)
+            return chacha_impl_supported(&list[i]);
+        variants = chacha_impl_variants(&list[i], &nv);
+        for (v = 0; v < nv; v++)
+            if (strcmp(variants[v].name, name) == 0)
+                return chacha_impl_supported(&variants[v]);
+    }
+    return 0;
+}
+
 static void body(void)
 {
     const struct chacha_impl *list, *variants;
     const char *want_best = getenv("CHACHARNG_TEST_BEST");
+    const char *want_runs = getenv("CHACHARNG_TEST_RUNS");
     size_t n, i, nv, v;
 
     list = chacha_impl_list(&n);
@@ -332,6 +352,8 @@ static void body(void)
         TU_OK(strcmp(chacha_impl_best()->name, want_best) == 0,
               "the CPU gets kernel %s (detected: %s)", want_best,
               chacha_impl_best()->name);
+    if (want_runs != NULL)
+        TU_OK(runs_here(want_runs), "the CPU can run kernel %s", want_runs);
     for (i = 0; i < n; i++) {
         if (!chacha_impl_supported(&list[i])) {
             tu_skip("kernel %s: not supported by this CPU", list[i].name);
