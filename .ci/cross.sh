@@ -6,7 +6,8 @@
 # RESULTS_DIR/<name>.log for .ci/test-all.sh to count; a build that cannot
 # run here writes RESULTS_DIR/<name>.skip with the reason instead.
 #
-# Usage: .ci/cross.sh TARBALL RESULTS_DIR [variants] [aarch64] [s390x] [ppc64el]
+# Usage: .ci/cross.sh TARBALL RESULTS_DIR [variants] [aarch64] [s390x]
+#        [ppc64el] [riscv64]
 #   (s390x writes s390x.log and s390x-novx.log)
 set -u
 
@@ -168,6 +169,65 @@ ppc64el() {
         cp "$dir/test-suite.log" "$results/ppc64el-$cpu.log" 2>/dev/null
         grep -h 'is given kernel' "$dir"/test/t_chacha.log 2>/dev/null
     done
+}
+
+# RVV: chacha/ and its OpenSSL-free tests, built as for s390x (there is no
+# libssl-dev:riscv64 in Debian 12), run under qemu-riscv64 once per vector
+# length the kernel must serve (VLEN 128 to 1024, the range qemu 7.2
+# emulates) and once without the vector extension.  CHACHARNG_TEST_BEST
+# makes t_chacha check that detection picks rvv, and generic without V;
+# CHACHARNG_TEST_RUNS=rvv/vror that it finds Zvkb where qemu has it.
+# Each run writes riscv64-<name>.log: all core tests at VLEN 128, the
+# kernel test alone at the other lengths.  qemu 7.2 has no Zvkb, so the
+# vror path is reported as skipped there, and one more run, riscv64-zvkb,
+# takes Debian 13's qemu with Zvkb; tools/mca-rvv.sh estimates the round
+# loops of both paths.
+riscv64_run() {
+    local dir=$1 name=$2 cpu=$3 best=$4 tests=$5 qemu=${6:-qemu-riscv64}
+    echo "--- riscv64 $name ($qemu -cpu $cpu)"
+    (cd "$dir" && CHACHARNG_TEST_BEST=$best make -j"$jobs" check \
+        TESTS="$tests" LOG_COMPILER="$qemu -cpu $cpu") || true
+    cp "$dir/test-suite.log" "$results/riscv64-$name.log" 2>/dev/null
+    grep -h -E 'the CPU gets kernel|checksum' "$dir"/test/t_chacha.log \
+        2>/dev/null
+}
+
+riscv64() {
+    local dir n v=vext_spec=v1.0
+    local qemu10=${CHACHARNG_QEMU_DIR:-/var/tmp/chacharng-qemu}/usr/bin/qemu-riscv64
+    if ! command -v riscv64-linux-gnu-gcc >/dev/null \
+        || ! command -v qemu-riscv64 >/dev/null; then
+        for n in vlen128 vlen256 vlen512 vlen1024 novector zvkb; do
+            echo "riscv64 cross compiler or qemu-riscv64 missing" \
+                > "$results/riscv64-$n.skip"
+        done
+        return
+    fi
+    dir=$(unpack riscv64)
+    (cd "$dir" \
+        && ./configure -q --enable-werror --host=riscv64-linux-gnu \
+            --disable-provider LDFLAGS=--static \
+        && make -j"$jobs") || true
+    # make itself expands $(emulated_tests)
+    # shellcheck disable=SC2016
+    riscv64_run "$dir" vlen128 "rv64,v=true,vlen=128,$v" rvv \
+        '$(emulated_tests)'
+    for n in 256 512 1024; do
+        riscv64_run "$dir" "vlen$n" "rv64,v=true,vlen=$n,$v" rvv test/t_chacha
+    done
+    riscv64_run "$dir" novector rv64 generic test/t_chacha
+    # Zvkb and riscv_hwprobe: Debian 13's qemu (.ci/qemu-trixie.sh), which
+    # detection must lead to the vror path of the rvv kernel
+    if [ -x "$qemu10" ]; then
+        # make itself expands $(emulated_tests)
+        # shellcheck disable=SC2016
+        CHACHARNG_TEST_RUNS=rvv/vror riscv64_run "$dir" zvkb \
+            "rv64,v=true,vlen=256,zvkb=true,zbb=true" rvv '$(emulated_tests)' \
+            "$qemu10"
+    else
+        echo "no $qemu10 (.ci/qemu-trixie.sh)" > "$results/riscv64-zvkb.skip"
+    fi
+    bash "$dir/tools/mca-rvv.sh" "$dir/asm/chacha_rvv_riscv64.lo" || true
 }
 
 for stage in "$@"; do

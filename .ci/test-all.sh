@@ -181,13 +181,17 @@ if [ -z "$quick" ]; then
     rm -f chacharng-*.tar.xz
     if make dist >/dev/null && tarball=$(ls chacharng-*.tar.xz); then
         bash .ci/cross.sh "$tarball" "$results_dir" variants aarch64 s390x \
-            ppc64el
+            ppc64el riscv64
         for r in disable-asm disable-avx512 disable-avx512-avx2 \
                  disable-all-isas aarch64 s390x \
                  ppc64el ppc64el-power8 ppc64el-power10; do
             stage_result "$r" "$results_dir" "$r"
         done
         stage_result s390x-novx "$results_dir" s390x-novx
+        # RVV under qemu-riscv64: each vector length, and no vector unit
+        for r in vlen128 vlen256 vlen512 vlen1024 novector zvkb; do
+            stage_result "riscv64 rvv $r" "$results_dir" "riscv64-$r"
+        done
     else
         check "make dist" false
     fi

@@ -31,6 +31,8 @@
 #define CHACHA_CPU_ZMM_STATE (1u << 9)
 /* ppc64el: VSX and the ISA 2.07 vector crypto category (vpermxor) */
 #define CHACHA_CPU_VSX (1u << 4)
+#define CHACHA_CPU_RVV (1u << 6)  /* RVV 1.0, enabled by the kernel */
+#define CHACHA_CPU_ZVKB (1u << 7) /* Zvkb's vror, and Zbb beside it */
 
 /*
  * Kernel contract: write |nblocks| * 64 keystream bytes to |out| (any
@@ -74,6 +76,10 @@ chacha_blocks_fn chacharng_chacha_blocks_vsx;
 chacha_blocks_fn chacharng_chacha_blocks_vsx_x8;
 chacha_blocks_fn chacharng_chacha_blocks_vsx_x4;
 extern unsigned int chacharng_vsx_wide;
+chacha_blocks_fn chacharng_chacha_blocks_rvv;
+/* The RVV kernel's rotation paths, each forced (kernel tests only). */
+chacha_blocks_fn chacharng_chacha_blocks_rvv_vmadd;
+chacha_blocks_fn chacharng_chacha_blocks_rvv_vror;
 
 chacha_blocks_key_fn chacharng_chacha_blocks_key_generic;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_sse2;
@@ -87,6 +93,15 @@ chacha_blocks_key_fn chacharng_chacha_blocks_key_vx;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_vsx;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_vsx_x8;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_vsx_x4;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_rvv;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_rvv_vmadd;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_rvv_vror;
+
+/*
+ * Nonzero when the RVV kernel may use Zvkb's vror: written by
+ * chacha_cpu_features(), read by chacharng_chacha_blocks_rvv on entry.
+ */
+extern uint32_t chacharng_rvv_vror;
 
 /* A keyed batch through |blocks|: the key block, then the others. */
 void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,

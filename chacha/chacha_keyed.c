@@ -54,3 +54,8 @@ KEYED_VIA(neon_x1)
 #if CHACHARNG_HAVE_VX_ASM
 KEYED_VIA(vx)
 #endif
+#if CHACHARNG_HAVE_RVV_ASM
+KEYED_VIA(rvv)
+KEYED_VIA(rvv_vmadd)
+KEYED_VIA(rvv_vror)
+#endif

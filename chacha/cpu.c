@@ -5,8 +5,11 @@
  * registers it needs; on aarch64 NEON (ASIMD) is part of the base ABI;
  * on s390x the vector facility counts when AT_HWCAP says the OS saves it;
  * on little-endian POWER the kernel's needs are read from the auxiliary
- * vector the kernel (the OS one) hands every process.
- * Other targets report nothing, so only the C kernel is ever picked.
+ * vector the kernel (the OS one) hands every process; on riscv64 the
+ * kernel says in AT_HWCAP whether it enabled the vector extension for
+ * processes, and riscv_hwprobe (Linux 6.8 and later) whether Zvkb is
+ * there.  Other targets report nothing, so only the C kernel is ever
+ * picked.
  */
 #include "chacha.h"
 
@@ -109,6 +112,61 @@ uint32_t chacha_cpu_features(void)
         && (hwcap2 & PPC_FEATURE2_VEC_CRYPTO))
         return CHACHA_CPU_VSX;
     return 0;
+}
+
+#elif defined(__riscv) && __riscv_xlen == 64
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The single-letter extension bits of AT_HWCAP: bit ('X' - 'A'). */
+#define HWCAP_RISCV_V (1ul << ('V' - 'A'))
+
+/*
+ * riscv_hwprobe(2), spelled out: the C library headers of older releases
+ * (Debian 12) have neither the system call number nor the structure.
+ */
+#define SYS_RISCV_HWPROBE 258
+#define RISCV_HWPROBE_KEY_IMA_EXT_0 4
+#define RISCV_HWPROBE_IMA_V (1ull << 2)
+#define RISCV_HWPROBE_EXT_ZBB (1ull << 4)
+#define RISCV_HWPROBE_EXT_ZVBB (1ull << 17) /* includes Zvkb */
+#define RISCV_HWPROBE_EXT_ZVKB (1ull << 19)
+
+struct riscv_hwprobe_pair {
+    int64_t key;
+    uint64_t value;
+};
+
+uint32_t chacharng_rvv_vror;
+
+/* The IMA_EXT_0 bits, or 0 where the kernel has no riscv_hwprobe. */
+static uint64_t hwprobe_ext0(void)
+{
+    struct riscv_hwprobe_pair pair = { RISCV_HWPROBE_KEY_IMA_EXT_0, 0 };
+
+    if (syscall(SYS_RISCV_HWPROBE, &pair, 1, 0, NULL, 0) != 0 || pair.key < 0)
+        return 0;
+    return pair.value;
+}
+
+uint32_t chacha_cpu_features(void)
+{
+    uint32_t features = 0;
+    uint64_t ext;
+
+    if (!(getauxval(AT_HWCAP) & HWCAP_RISCV_V))
+        return 0;
+    features |= CHACHA_CPU_RVV;
+    ext = hwprobe_ext0();
+    /* the vror path's integer block rotates with Zbb's roriw */
+    if ((ext & RISCV_HWPROBE_IMA_V) && (ext & RISCV_HWPROBE_EXT_ZBB)
+        && (ext & (RISCV_HWPROBE_EXT_ZVKB | RISCV_HWPROBE_EXT_ZVBB)))
+        features |= CHACHA_CPU_ZVKB;
+    /* the same value from every caller: the kernel's choice of rotation */
+    __atomic_store_n(&chacharng_rvv_vror, (features & CHACHA_CPU_ZVKB) != 0,
+                     __ATOMIC_RELAXED);
+    return features;
 }
 
 #else

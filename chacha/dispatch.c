@@ -31,9 +31,14 @@ static const struct chacha_impl impls[] = {
 #if CHACHARNG_HAVE_VX_ASM
     { "vx", CHACHA_CPU_VX, 8, chacharng_chacha_blocks_vx,
       chacharng_chacha_blocks_key_vx },
+#endif
 #if CHACHARNG_HAVE_VSX_ASM
     { "vsx", CHACHA_CPU_VSX, 8, chacharng_chacha_blocks_vsx,
       chacharng_chacha_blocks_key_vsx },
+#endif
+#if CHACHARNG_HAVE_RVV_ASM
+    { "rvv", CHACHA_CPU_RVV, 17, chacharng_chacha_blocks_rvv,
+      chacharng_chacha_blocks_key_rvv },
 #endif
     { "generic", 0, 1, chacharng_chacha_blocks_generic,
       chacharng_chacha_blocks_key_generic },
@@ -68,6 +73,16 @@ static const struct chacha_impl vsx_variants[] = {
 };
 #endif
 
+#if CHACHARNG_HAVE_RVV_ASM
+/* The RVV kernel rotates with Zvkb's vror where it may, else vsrl + vmadd. */
+static const struct chacha_impl rvv_variants[] = {
+    { "rvv/vmadd", CHACHA_CPU_RVV, 17, chacharng_chacha_blocks_rvv_vmadd,
+      chacharng_chacha_blocks_key_rvv_vmadd },
+    { "rvv/vror", CHACHA_CPU_RVV | CHACHA_CPU_ZVKB, 17,
+      chacharng_chacha_blocks_rvv_vror, chacharng_chacha_blocks_key_rvv_vror },
+};
+#endif
+
 const struct chacha_impl *chacha_impl_list(size_t *n)
 {
     *n = NIMPLS;
@@ -87,6 +102,12 @@ const struct chacha_impl *chacha_impl_variants(const struct chacha_impl *impl,
     if (impl->blocks == chacharng_chacha_blocks_vsx) {
         *n = sizeof(vsx_variants) / sizeof(vsx_variants[0]);
         return vsx_variants;
+    }
+#endif
+#if CHACHARNG_HAVE_RVV_ASM
+    if (impl->blocks == chacharng_chacha_blocks_rvv) {
+        *n = sizeof(rvv_variants) / sizeof(rvv_variants[0]);
+        return rvv_variants;
     }
 #endif
     (void)impl;

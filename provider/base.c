@@ -109,8 +109,12 @@ const char *chacharng_buildinfo(void)
 #endif
 #if CHACHARNG_HAVE_VX_ASM
                           " vx"
+#endif
 #if CHACHARNG_HAVE_VSX_ASM
                           " vsx"
+#endif
+#if CHACHARNG_HAVE_RVV_ASM
+                          " rvv"
 #endif
                           " generic)";
 }

@@ -98,6 +98,7 @@ static struct op {
     struct chacha_drbg *d;
     uint32_t st[16];
     size_t n, adinlen, elen;
+    size_t off; /* the kernel's output at out + off: 0, or unaligned */
     int kind;
 } op;
 enum {
@@ -138,7 +139,7 @@ static __attribute__((noinline)) void marked_kernel_call(void)
     if (op.kind == KERNEL_KEY)
         real->blocks_key(keyblk, out, op.st, op.n);
     else
-        real->blocks(out, op.st, op.n);
+        real->blocks(out + op.off, op.st, op.n);
     __asm__ __volatile__("" : : "r"(&mark) : "memory");
 }
 
@@ -198,7 +199,7 @@ static void check_op(int expect_hit)
     if (op.kind == KERNEL || op.kind == KERNEL_KEY || op.kind == PLANT) {
         ss_add_state(&needles, op.st);
         if (op.kind == KERNEL)
-            ss_add_blocks(&needles, op.st, out, op.n);
+            ss_add_blocks(&needles, op.st, out + op.off, op.n);
         if (op.kind == KERNEL_KEY)
             add_keyed_blocks(op.st, keyblk, out, op.n);
     }
@@ -259,6 +260,18 @@ static void test_kernel(void)
         op.what = what;
         check_op(0);
     }
+    /* an unaligned |out|, which a kernel may serve through a stack buffer */
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        chacha_state_init(op.st, key, (uint32_t)i * 1000 + 33, nonce);
+        op.kind = KERNEL;
+        op.n = sizes[i];
+        op.off = 1;
+        snprintf(what, sizeof(what), "%s kernel, %zu blocks to out + 1",
+                 real->name, sizes[i]);
+        op.what = what;
+        check_op(0);
+    }
+    op.off = 0;
     for (i = 0; i < sizeof(key_sizes) / sizeof(key_sizes[0]); i++) {
         chacha_state_init(op.st, key, (uint32_t)i * 1000 + 77, nonce);
         op.kind = KERNEL_KEY;

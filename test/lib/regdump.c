@@ -836,4 +836,108 @@ __asm__(".pushsection .text\n"
         "  blr\n"
         ".size rd_vr_clobbering_kernel, .-rd_vr_clobbering_kernel\n"
         ".popsection\n");
+#elif defined(__riscv) && __riscv_xlen == 64 && defined(__ELF__)
+#include <sys/auxv.h>
+
+/*
+ * a0 fn, a1 out, a2 state, a3 nblocks, a4 dump, a5 nonzero when the CPU
+ * has the vector extension (the vector part is skipped otherwise: its
+ * instructions would trap).  s1 keeps the dump and s2 the flag across the
+ * call; ra and s1-s2 are kept in the frame.
+ */
+void rd_call_riscv(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
+                   size_t nblocks, uint32_t dump[RD_WORDS], long vector);
+
+__asm__(".pushsection .text\n"
+        ".option push\n"
+        ".option arch, +v\n"
+        ".globl rd_call_riscv\n"
+        ".hidden rd_call_riscv\n"
+        ".type rd_call_riscv, @function\n"
+        "rd_call_riscv:\n"
+        "  addi sp, sp, -32\n"
+        "  sd ra, 0(sp)\n"
+        "  sd s1, 8(sp)\n"
+        "  sd s2, 16(sp)\n"
+        "  mv s1, a4\n"
+        "  mv s2, a5\n"
+        "  mv t6, a0\n"
+        "  mv a0, a1\n"
+        "  mv a1, a2\n"
+        "  mv a2, a3\n"
+        "  li a3, 0\n"
+        "  li a4, 0\n"
+        "  li a5, 0\n"
+        "  li a6, 0\n"
+        "  li a7, 0\n"
+        "  li t0, 0\n"
+        "  li t1, 0\n"
+        "  li t2, 0\n"
+        "  li t3, 0\n"
+        "  li t4, 0\n"
+        "  li t5, 0\n"
+        "  beqz s2, 1f\n"
+        "  vsetvli t0, zero, e8, m8, ta, ma\n"
+        "  vmv.v.i v0, 0\n"
+        "  vmv.v.i v8, 0\n"
+        "  vmv.v.i v16, 0\n"
+        "  vmv.v.i v24, 0\n"
+        "  li t0, 0\n"
+        "1:\n"
+        "  jalr t6\n"
+        "  sd ra, 0(s1)\n"
+        "  sd t0, 8(s1)\n"
+        "  sd t1, 16(s1)\n"
+        "  sd t2, 24(s1)\n"
+        "  sd t3, 32(s1)\n"
+        "  sd t4, 40(s1)\n"
+        "  sd t5, 48(s1)\n"
+        "  sd t6, 56(s1)\n"
+        "  sd a0, 64(s1)\n"
+        "  sd a1, 72(s1)\n"
+        "  sd a2, 80(s1)\n"
+        "  sd a3, 88(s1)\n"
+        "  sd a4, 96(s1)\n"
+        "  sd a5, 104(s1)\n"
+        "  sd a6, 112(s1)\n"
+        "  sd a7, 120(s1)\n"
+        "  beqz s2, 2f\n"
+        /* each group of eight registers: its first 1024 bytes at most */
+        "  li t1, 1024\n"
+        "  vsetvli t0, t1, e8, m8, ta, ma\n"
+        "  addi t2, s1, 128\n"
+        "  vse8.v v0, (t2)\n"
+        "  add t2, t2, t1\n"
+        "  vse8.v v8, (t2)\n"
+        "  add t2, t2, t1\n"
+        "  vse8.v v16, (t2)\n"
+        "  add t2, t2, t1\n"
+        "  vse8.v v24, (t2)\n"
+        "2:\n"
+        "  ld ra, 0(sp)\n"
+        "  ld s1, 8(sp)\n"
+        "  ld s2, 16(sp)\n"
+        "  addi sp, sp, 32\n"
+        "  ret\n"
+        ".size rd_call_riscv, .-rd_call_riscv\n"
+        ".globl rd_leaky_kernel\n"
+        ".type rd_leaky_kernel, @function\n"
+        "rd_leaky_kernel:\n"
+        "  lwu t1, 16(a1)\n"
+        "  lwu t2, 20(a1)\n"
+        "  lwu t3, 24(a1)\n"
+        "  lwu t4, 28(a1)\n"
+        "  ret\n"
+        ".size rd_leaky_kernel, .-rd_leaky_kernel\n"
+        ".option pop\n"
+        ".popsection\n");
+
+void rd_call(chacha_blocks_fn *fn, uint8_t *out, const uint32_t *state,
+             size_t nblocks, uint32_t dump[RD_WORDS])
+{
+    /* AT_HWCAP's V bit: the kernel saves vector state for this process */
+    long vector = (getauxval(AT_HWCAP) >> ('V' - 'A')) & 1;
+
+    rd_call_riscv(fn, out, state, nblocks, dump, vector);
+}
 #endif

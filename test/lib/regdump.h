@@ -7,9 +7,10 @@
  * (rax, rcx, rdx, rsi, rdi, r8-r11, xmm0-xmm15, and ymm0-15 or zmm0-31
  * and k0-k7 where the CPU has them), aarch64 (x0-x18, v0-v31 whole: the
  * upper halves of v8-v15 are not preserved either), s390x (r0-r5, v0-v31
- * whole: only f8-f15, the left halves of v8-v15, are preserved) and
+ * whole: only f8-f15, the left halves of v8-v15, are preserved),
  * little-endian ppc64 (r0, r3-r12, v0-v19, vs0-vs13 whole: only the FPR
- * halves of vs14-vs31 are preserved, and those the kernels leave alone).
+ * halves of vs14-vs31 are preserved, and those the kernels leave alone)
+ * and riscv64 (ra, t0-t6, a0-a7, v0-v31: no vector register is preserved).
  */
 #ifndef CHACHARNG_REGDUMP_H
 #define CHACHARNG_REGDUMP_H
@@ -39,6 +40,13 @@
 #define rd_vr_pattern(i) ((uint32_t)(i) + 1)
 /* A careless kernel: computes nothing, returns with v25 changed. */
 chacha_blocks_fn rd_vr_clobbering_kernel;
+#elif defined(__riscv) && __riscv_xlen == 64 && defined(__ELF__)
+/*
+ * ra, t0-t6, a0-a7 (16 doublewords), then v0-v31 up to VLEN 1024 (the
+ * first 128 bytes of each register; zero where VLEN is shorter, and
+ * nothing where the CPU has no vector unit).
+ */
+#define RD_WORDS (16 * 2 + 32 * 32)
 #endif
 
 #ifdef RD_WORDS
