@@ -41,6 +41,8 @@
 #include <openssl/rand.h>
 
 #include "base.h"
+#include "debug.h"
+#include "library_rng.h"
 
 #define LIBRARY_RNG_PROPQ "provider=" CHACHARNG_NAME
 

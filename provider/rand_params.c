@@ -20,6 +20,8 @@
 
 #include "kmix.h"
 #include "rand_local.h"
+#include "rand_params.h"
+#include "reasons.h"
 
 #define PARAM_IMPL "impl"
 /* Longer than any kernel's name: how far a NUL-terminated impl is read. */
