@@ -86,19 +86,117 @@ static void usage(void)
     exit(2);
 }
 
+/* What the stream is drawn from: chacharng in a library context of its own. */
+struct source {
+    OSSL_LIB_CTX *libctx;
+    OSSL_PROVIDER *prov;
+    EVP_RAND *rand;
+    EVP_RAND_CTX *ctx;
+};
+
+/* Load CHACHA20-DRBG as an application would.  Returns 1, or 0 with a message. */
+static int source_open(struct source *src)
+{
+    src->libctx = OSSL_LIB_CTX_new();
+    src->prov = src->libctx != NULL
+                    ? OSSL_PROVIDER_load(src->libctx, "chacharng")
+                    : NULL;
+    src->rand = src->prov != NULL ? EVP_RAND_fetch(src->libctx, "CHACHA20-DRBG",
+                                                   "provider=chacharng")
+                                  : NULL;
+    src->ctx = src->rand != NULL ? EVP_RAND_CTX_new(src->rand, NULL) : NULL;
+    if (src->ctx == NULL) {
+        fprintf(stderr,
+                "rawout: cannot load CHACHA20-DRBG "
+                "(OPENSSL_MODULES=%s)\n",
+                getenv("OPENSSL_MODULES") ? getenv("OPENSSL_MODULES") : "");
+        return 0;
+    }
+    return 1;
+}
+
+/*
+ * Set kernel |want| (NULL: the provider's choice), instantiate, and read
+ * back the kernel in use, which must be |want|.  Returns 1, or 0 with a
+ * message.
+ */
+static int source_start(struct source *src, const char *want)
+{
+    char impl[32] = "";
+    OSSL_PARAM p[2];
+
+    p[1] = OSSL_PARAM_construct_end();
+    if (want != NULL) {
+        char copy[32];
+
+        snprintf(copy, sizeof(copy), "%s", want);
+        p[0] = OSSL_PARAM_construct_utf8_string("impl", copy, 0);
+        if (!EVP_RAND_CTX_set_params(src->ctx, p)) {
+            fprintf(stderr, "rawout: kernel %s refused\n", want);
+            return 0;
+        }
+    }
+    if (!EVP_RAND_instantiate(src->ctx, 256, 0, NULL, 0, NULL))
+        return 0;
+    p[0] = OSSL_PARAM_construct_utf8_string("impl", impl, sizeof(impl));
+    if (!EVP_RAND_CTX_get_params(src->ctx, p)
+        || (want != NULL && strcmp(impl, want) != 0)) {
+        fprintf(stderr, "rawout: kernel in use is \"%s\", not \"%s\"\n", impl,
+                want != NULL ? want : "?");
+        return 0;
+    }
+    fprintf(stderr, "rawout: CHACHA20-DRBG, kernel %s\n", impl);
+    return 1;
+}
+
+/*
+ * Write |limit| bytes (0: until the reader goes away) in requests of
+ * next_size()'s mix.  Returns 1 at the end, 0 with a message on failure.
+ */
+static int source_stream(struct source *src, unsigned long long limit)
+{
+    static unsigned char buf[MAX_CALL];
+    unsigned long long done = 0;
+    uint32_t x = 0x2545f491u;
+
+    for (;;) {
+        size_t n = next_size(&x);
+        int w;
+
+        if (limit != 0 && n > limit - done)
+            n = (size_t)(limit - done);
+        if (!EVP_RAND_generate(src->ctx, buf, n, 256, 0, NULL, 0)) {
+            fprintf(stderr, "rawout: generate failed\n");
+            return 0;
+        }
+        w = write_all(buf, n);
+        if (w < 0) {
+            perror("rawout: write");
+            return 0;
+        }
+        if (w == 0)
+            return 1; /* the reader has all it wanted */
+        done += n;
+        if (limit != 0 && done >= limit)
+            return 1;
+    }
+}
+
+static void source_close(struct source *src)
+{
+    EVP_RAND_CTX_free(src->ctx);
+    EVP_RAND_free(src->rand);
+    if (src->prov != NULL)
+        OSSL_PROVIDER_unload(src->prov);
+    OSSL_LIB_CTX_free(src->libctx);
+}
+
 int main(int argc, char **argv)
 {
     const char *want = NULL;
-    unsigned long long limit = 0, done = 0;
-    OSSL_LIB_CTX *libctx = NULL;
-    OSSL_PROVIDER *prov = NULL;
-    EVP_RAND *rand = NULL;
-    EVP_RAND_CTX *ctx = NULL;
-    static unsigned char buf[MAX_CALL];
-    char impl[32] = "";
-    OSSL_PARAM p[2];
-    uint32_t x = 0x2545f491u;
-    int opt, ret = 1;
+    unsigned long long limit = 0;
+    struct source src;
+    int opt, ok;
 
     while ((opt = getopt(argc, argv, "i:n:l")) != -1) {
         switch (opt) {
@@ -119,72 +217,10 @@ int main(int argc, char **argv)
     /* a reader that stops early is the normal end for a battery */
     signal(SIGPIPE, SIG_IGN);
 
-    libctx = OSSL_LIB_CTX_new();
-    prov = libctx != NULL ? OSSL_PROVIDER_load(libctx, "chacharng") : NULL;
-    rand = prov != NULL
-               ? EVP_RAND_fetch(libctx, "CHACHA20-DRBG", "provider=chacharng")
-               : NULL;
-    ctx = rand != NULL ? EVP_RAND_CTX_new(rand, NULL) : NULL;
-    if (ctx == NULL) {
-        fprintf(stderr,
-                "rawout: cannot load CHACHA20-DRBG "
-                "(OPENSSL_MODULES=%s)\n",
-                getenv("OPENSSL_MODULES") ? getenv("OPENSSL_MODULES") : "");
-        goto end;
-    }
-    if (want != NULL) {
-        char copy[32];
-
-        snprintf(copy, sizeof(copy), "%s", want);
-        p[0] = OSSL_PARAM_construct_utf8_string("impl", copy, 0);
-        p[1] = OSSL_PARAM_construct_end();
-        if (!EVP_RAND_CTX_set_params(ctx, p)) {
-            fprintf(stderr, "rawout: kernel %s refused\n", want);
-            goto end;
-        }
-    }
-    if (!EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL))
-        goto end;
-    p[0] = OSSL_PARAM_construct_utf8_string("impl", impl, sizeof(impl));
-    p[1] = OSSL_PARAM_construct_end();
-    if (!EVP_RAND_CTX_get_params(ctx, p)
-        || (want != NULL && strcmp(impl, want) != 0)) {
-        fprintf(stderr, "rawout: kernel in use is \"%s\", not \"%s\"\n", impl,
-                want != NULL ? want : "?");
-        goto end;
-    }
-    fprintf(stderr, "rawout: CHACHA20-DRBG, kernel %s\n", impl);
-
-    for (;;) {
-        size_t n = next_size(&x);
-        int w;
-
-        if (limit != 0 && n > limit - done)
-            n = (size_t)(limit - done);
-        if (!EVP_RAND_generate(ctx, buf, n, 256, 0, NULL, 0)) {
-            fprintf(stderr, "rawout: generate failed\n");
-            goto end;
-        }
-        w = write_all(buf, n);
-        if (w < 0) {
-            perror("rawout: write");
-            goto end;
-        }
-        if (w == 0)
-            break; /* the reader has all it wanted */
-        done += n;
-        if (limit != 0 && done >= limit)
-            break;
-    }
-    ret = 0;
-
-end:
-    if (ret != 0)
+    ok = source_open(&src) && source_start(&src, want)
+         && source_stream(&src, limit);
+    if (!ok)
         ERR_print_errors_fp(stderr);
-    EVP_RAND_CTX_free(ctx);
-    EVP_RAND_free(rand);
-    if (prov != NULL)
-        OSSL_PROVIDER_unload(prov);
-    OSSL_LIB_CTX_free(libctx);
-    return ret;
+    source_close(&src);
+    return ok ? 0 : 1;
 }
