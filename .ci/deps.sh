@@ -5,7 +5,8 @@
 # missing.  `deps.sh` is enough to build and run; `deps.sh --all` adds what
 # the whole test suite uses (valgrind, clang/libFuzzer, cross compilers and
 # qemu, debootstrap, statistical batteries, shellcheck, and what builds and
-# checks the Debian package: debhelper, dpkg-dev, fakeroot, lintian).
+# checks the Debian package: debhelper, dpkg-dev, fakeroot, lintian), and
+# python3-matplotlib for `make plot` (the bench itself needs nothing more).
 set -eu
 
 build_pkgs=(build-essential autoconf autoconf-archive automake libtool
@@ -15,7 +16,8 @@ test_pkgs=(valgrind clang clang-format libclang-rt-14-dev shellcheck dieharder r
            libc6-dev-arm64-cross gcc-s390x-linux-gnu libc6-dev-s390x-cross
            libssl-dev:arm64 llvm-19
            debhelper dpkg-dev fakeroot lintian acl attr
-           piuparts autopkgtest)
+           piuparts autopkgtest
+           python3-matplotlib)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = "--all" ]; then
