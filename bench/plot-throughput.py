@@ -96,7 +96,7 @@ def draw(meta, series, out):
     ax.text(0.01, 0.01, "\n".join(n for n in notes if n),
             transform=ax.transAxes, fontsize=8, color="dimgray",
             verticalalignment="bottom")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(out)
 
