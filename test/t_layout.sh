@@ -47,7 +47,7 @@ for f in doc/kernels.md doc/performance.md doc/testing.md doc/performance.png; d
         not_ok "$f is missing or empty"
     fi
 done
-if grep -q '^!\[.*\](performance.png)' doc/performance.md; then
+if grep -qs '^!\[.*\](performance.png)' doc/performance.md; then
     ok "doc/performance.md shows its picture"
 else
     not_ok "doc/performance.md does not show performance.png"
