@@ -5,7 +5,8 @@
 # missing.  `deps.sh` is enough to build and run; `deps.sh --all` adds what
 # the whole test suite uses (valgrind, clang/libFuzzer, cross compilers and
 # qemu, debootstrap, statistical batteries, shellcheck, and what builds and
-# checks the Debian package: debhelper, dpkg-dev, fakeroot, lintian).
+# checks the Debian package: debhelper, dpkg-dev, fakeroot, lintian), and
+# python3-matplotlib for `make plot` (the bench itself needs nothing more).
 set -eu
 
 build_pkgs=(build-essential autoconf autoconf-archive automake libtool
@@ -17,7 +18,8 @@ test_pkgs=(valgrind clang clang-format libclang-rt-14-dev shellcheck dieharder r
            gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross libssl-dev:ppc64el
            gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
            debhelper dpkg-dev fakeroot lintian acl attr
-           piuparts autopkgtest)
+           piuparts autopkgtest
+           python3-matplotlib)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = "--all" ]; then

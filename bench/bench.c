@@ -1241,9 +1241,12 @@ static void print_targets(size_t nkernels)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: bench [-q] [-c COLUMNS] [CONFIG]\n"
+            "usage: bench [-q] [-m] [-c COLUMNS] [CONFIG]\n"
             "  -q          quick run (%d runs of %.2f s per cell instead of"
             " %d of %.2f s)\n"
+            "  -m          machine-readable: the request table alone, one"
+            " tab-separated\n              line per column and size, after"
+            " #KEY lines naming the CPU\n"
             "  -c COLUMNS  comma-separated columns to measure: kernel names,"
             "\n              ctr-drbg, rand-def, rand-cc, getrandom,"
             " chacha20, raw, kmix,\n              floor (raw = the direct"
@@ -1457,6 +1460,35 @@ static void bench_short_calls(const struct chacha_impl *list, size_t nimpl,
  * One row of the request table: every column that runs, round by round;
  * the medians go to the columns for the targets.
  */
+/* -m: one line per measurement for scripts (bench/plot-throughput.py). */
+static int opt_machine;
+
+/*
+ * The machine-readable form of the header: "#KEY<TAB>VALUE" lines, the
+ * ones a plot names its CPU and date by.
+ */
+static void print_machine_header(const char *provider_impl)
+{
+    char cpu[512], date[32];
+    struct utsname un;
+    time_t t = time(NULL);
+
+    bench_cpu_describe(cpu, sizeof(cpu));
+    if (strftime(date, sizeof(date), "%Y-%m-%d", localtime(&t)) == 0)
+        snprintf(date, sizeof(date), "unknown");
+    printf("#format\tchacharng-bench 1\n#date\t%s\n#cpu\t%s\n", date, cpu);
+    if (uname(&un) == 0)
+        printf("#system\t%s %s %s\n", un.sysname, un.release, un.machine);
+    printf("#openssl\t%s\n#provider-impl\t%s\n#kernel-mix\t%d\n",
+           OpenSSL_version(OPENSSL_VERSION), provider_impl, column_mix);
+    printf("#rounds\t%d of %.2f s, medians\n", opt_runs, opt_secs);
+    printf("#columns\tkind\tcolumn\tbytes\tmedian_MBps\tfastest_MBps\n");
+}
+
+/*
+ * One row of the request table: every column at |rows[row].len|, round by
+ * round, printed as a table row or, with -m, as "request" lines.
+ */
 static void bench_row(size_t row, unsigned char *buf)
 {
     struct job jobs[MAX_COLUMNS];
@@ -1480,6 +1512,14 @@ static void bench_row(size_t row, unsigned char *buf)
     run_jobs(jobs, n, opt_runs, opt_secs, 0, buf);
     for (k = 0; k < n; k++)
         cols[map[k]].mbps[row] = median_of(jobs[k].mbps, opt_runs);
+    if (opt_machine) {
+        for (k = 0; k < n; k++)
+            printf("request\t%s\t%zu\t%.1f\t%.1f\n", cols[map[k]].title,
+                   rows[row].len, cols[map[k]].mbps[row],
+                   max_of(jobs[k].mbps, opt_runs));
+        fflush(stdout);
+        return;
+    }
     printf("%-9s", rows[row].label);
     for (j = 0, k = 0; j < ncols; j++)
         if (k < n && map[k] == j)
@@ -1496,92 +1536,114 @@ static void bench_row(size_t row, unsigned char *buf)
     fflush(stdout);
 }
 
-int main(int argc, char **argv)
+/* What the command line asked for. */
+struct options {
+    const char *conf; /* openssl.cnf for rand-cc, or NULL */
+    const char *pick; /* -c: the columns to measure, or NULL for all */
+};
+
+static void parse_options(int argc, char **argv, struct options *o)
 {
     static const char *const fixed_cols[] = {
         "ctr-drbg", "rand-def", "rand-cc", "getrandom", "chacha20",
         "raw",      "kmix",     "floor",   "generic",   "sse2",
         "avx2",     "avx512",   "neon",    "vsx"
     };
-    static struct column evp_only; /* EVP ChaCha20 for the raw table only */
-    const struct chacha_impl *list;
-    const char *conf = getenv(ENV_CONF), *pick = NULL;
-    OSSL_LIB_CTX *libctx, *confctx = NULL;
-    OSSL_PROVIDER *defprov, *ccprov;
-    EVP_RAND *chacha;
-    EVP_RAND_CTX *ctr_parent = NULL;
-    EVP_CIPHER_CTX *evp = NULL;
-    size_t nkernels = 0, nimpl, i, j;
-    unsigned int reseed_requests = 65536; /* replaced by CHACHA20-DRBG's */
-    unsigned char *buf;
-    char provider_impl[32] = "?";
-    OSSL_PARAM params[2];
     int c;
 
-    while ((c = getopt(argc, argv, "qc:h")) != -1) {
+    o->conf = getenv(ENV_CONF);
+    o->pick = NULL;
+    while ((c = getopt(argc, argv, "qmc:h")) != -1) {
         switch (c) {
         case 'q':
             opt_runs = RUNS_QUICK;
             opt_secs = SECS_QUICK;
             break;
+        case 'm':
+            opt_machine = 1;
+            break;
         case 'c':
-            pick = optarg;
+            o->pick = optarg;
             break;
         default:
             usage();
         }
     }
     if (optind < argc)
-        conf = argv[optind++];
+        o->conf = argv[optind++];
     if (optind < argc)
         usage();
-    if (pick != NULL)
-        check_selection(pick, fixed_cols,
+    if (o->pick != NULL)
+        check_selection(o->pick, fixed_cols,
                         sizeof(fixed_cols) / sizeof(fixed_cols[0]));
+}
 
-    /*
-     * Before anything touches the default library context: it must not
-     * read any openssl.cnf, so that rand-def really is libcrypto's default.
-     */
-    if (!OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL))
-        die("OPENSSL_init_crypto failed");
+/* What the columns run on, made once and freed at the end. */
+struct session {
+    OSSL_LIB_CTX *libctx;  /* the EVP_RAND columns' library context */
+    OSSL_LIB_CTX *confctx; /* rand-cc's, loaded from the config */
+    OSSL_PROVIDER *defprov, *ccprov;
+    EVP_RAND *chacha;
+    EVP_RAND_CTX *ctr_parent;
+    EVP_CIPHER_CTX *evp;
+    const struct chacha_impl *list; /* the kernels compiled in */
+    size_t nimpl, nkernels;         /* ... and the columns made of them */
+    char provider_impl[32];         /* the kernel the provider chose */
+};
 
-    buf = aligned_alloc(64, MAX_LEN);
-    zeros = calloc(1, MAX_LEN);
-    if (buf == NULL || zeros == NULL)
-        die("out of memory");
-    tsc_usable = tsc_check();
+/*
+ * The library context the EVP_RAND columns share, populated explicitly
+ * with the default provider and chacharng, and CHACHA20-DRBG from it.
+ */
+static void open_session(struct session *s)
+{
+    OSSL_PARAM params[2];
 
-    /* The EVP_RAND columns share one explicitly populated context. */
-    libctx = OSSL_LIB_CTX_new();
-    if (libctx == NULL)
+    memset(s, 0, sizeof(*s));
+    snprintf(s->provider_impl, sizeof(s->provider_impl), "?");
+    s->libctx = OSSL_LIB_CTX_new();
+    if (s->libctx == NULL)
         die("OSSL_LIB_CTX_new failed");
-    defprov = OSSL_PROVIDER_load(libctx, "default");
-    if (defprov == NULL)
+    s->defprov = OSSL_PROVIDER_load(s->libctx, "default");
+    if (s->defprov == NULL)
         die("cannot load the default provider");
-    ccprov = OSSL_PROVIDER_load(libctx, "chacharng");
-    if (ccprov == NULL)
+    s->ccprov = OSSL_PROVIDER_load(s->libctx, "chacharng");
+    if (s->ccprov == NULL)
         die("cannot load the chacharng provider (set OPENSSL_MODULES to the"
             " directory holding chacharng.so)");
-    params[0] = OSSL_PARAM_construct_utf8_string("impl", provider_impl,
-                                                 sizeof(provider_impl));
+    params[0] = OSSL_PARAM_construct_utf8_string("impl", s->provider_impl,
+                                                 sizeof(s->provider_impl));
     params[1] = OSSL_PARAM_construct_end();
-    if (!OSSL_PROVIDER_get_params(ccprov, params))
+    if (!OSSL_PROVIDER_get_params(s->ccprov, params))
         ERR_clear_error();
-    chacha = EVP_RAND_fetch(libctx, "CHACHA20-DRBG", "provider=chacharng");
-    if (chacha == NULL)
+    s->chacha =
+        EVP_RAND_fetch(s->libctx, "CHACHA20-DRBG", "provider=chacharng");
+    if (s->chacha == NULL)
         die("cannot fetch CHACHA20-DRBG from chacharng");
+    s->list = chacha_impl_list(&s->nimpl);
+}
 
-    /* One column per kernel that is compiled in and that this CPU runs. */
-    list = chacha_impl_list(&nimpl);
-    for (i = nimpl; i-- > 0;) {
-        if (!chacha_impl_supported(&list[i]) || !selected(pick, list[i].name))
+/*
+ * One column per kernel that is compiled in and that this CPU runs.
+ * Returns the reseed interval in calls of CHACHA20-DRBG, for CTR-DRBG to
+ * reseed as often; notes the columns' kernel_mix in column_mix.
+ */
+static unsigned int add_kernel_columns(struct session *s, const char *pick)
+{
+    unsigned int reseed_requests = 65536; /* replaced by CHACHA20-DRBG's */
+    OSSL_PARAM params[2];
+    size_t i;
+
+    for (i = s->nimpl; i-- > 0;) {
+        if (!chacha_impl_supported(&s->list[i])
+            || !selected(pick, s->list[i].name))
             continue;
-        setup_kernel_column(add_column(list[i].name), chacha, &list[i]);
-        nkernels++;
+        setup_kernel_column(add_column(s->list[i].name), s->chacha,
+                            &s->list[i]);
+        s->nkernels++;
     }
-    /* CTR-DRBG reseeds as often as CHACHA20-DRBG does by default. */
-    for (i = 0; i < nkernels; i++) {
+    params[1] = OSSL_PARAM_construct_end();
+    for (i = 0; i < s->nkernels; i++) {
         if (cols[i].fn != NULL) {
             params[0] =
                 OSSL_PARAM_construct_uint("reseed_requests", &reseed_requests);
@@ -1593,10 +1655,19 @@ int main(int argc, char **argv)
             break;
         }
     }
-    if (selected(pick, "ctr-drbg"))
-        setup_ctr_column(add_column("ctr-drbg"), libctx, reseed_requests,
-                         &ctr_parent);
-    if (selected(pick, "rand-def")) {
+    return reseed_requests;
+}
+
+/* The columns beside the kernels: what an application could use instead. */
+static void add_other_columns(struct session *s, const struct options *o,
+                              unsigned int reseed_requests)
+{
+    static struct column evp_only; /* EVP ChaCha20 for the raw table only */
+
+    if (selected(o->pick, "ctr-drbg"))
+        setup_ctr_column(add_column("ctr-drbg"), s->libctx, reseed_requests,
+                         &s->ctr_parent);
+    if (selected(o->pick, "rand-def")) {
         struct column *col = add_column("rand-def");
         EVP_RAND_CTX *pub = RAND_get0_public(NULL);
 
@@ -1608,56 +1679,99 @@ int main(int argc, char **argv)
         col->fn = gen_rand_bytes;
         col->arg = NULL;
     }
-    if (selected(pick, "rand-cc"))
-        confctx = setup_conf_column(add_column("rand-cc"), conf);
-    if (selected(pick, "getrandom"))
+    if (selected(o->pick, "rand-cc"))
+        s->confctx = setup_conf_column(add_column("rand-cc"), o->conf);
+    if (selected(o->pick, "getrandom"))
         add_column("getrandom")->fn = gen_getrandom;
-    if (selected(pick, "chacha20"))
-        evp = setup_evp_chacha20(add_column("chacha20"), libctx);
-    else if (selected(pick, "raw"))
-        evp = setup_evp_chacha20(&evp_only, libctx);
+    if (selected(o->pick, "chacha20"))
+        s->evp = setup_evp_chacha20(add_column("chacha20"), s->libctx);
+    else if (selected(o->pick, "raw"))
+        s->evp = setup_evp_chacha20(&evp_only, s->libctx);
+}
 
-    print_header(conf, provider_impl);
+/*
+ * Row by row, every column before the next row, and within a row round
+ * by round (run_jobs), so that slow drift (clock changes, neighbours on a
+ * shared host) spreads over all columns instead of landing on one.
+ */
+static void run_request_table(unsigned char *buf)
+{
+    size_t i, j;
 
-    /*
-     * Row by row, every column before the next row, and within a row
-     * round by round (run_jobs), so that slow drift (clock changes,
-     * neighbours on a shared host) spreads over all columns instead of
-     * landing on one.
-     */
-    printf("\nRequest throughput, MB/s: per size, the median of the"
-           " interleaved rounds,\nthen the fastest round\n%-9s",
-           "size");
-    for (j = 0; j < ncols; j++)
-        printf("%10s", cols[j].title);
-    printf("\n");
-    fflush(stdout);
+    if (!opt_machine) {
+        printf("\nRequest throughput, MB/s: per size, the median of the"
+               " interleaved rounds,\nthen the fastest round\n%-9s",
+               "size");
+        for (j = 0; j < ncols; j++)
+            printf("%10s", cols[j].title);
+        printf("\n");
+        fflush(stdout);
+    }
     for (i = 0; i < NROWS; i++)
         bench_row(i, buf);
-    print_legend(nkernels);
+    for (j = 0; opt_machine && j < ncols; j++)
+        if (cols[j].why[0] != '\0')
+            printf("#n/a\t%s\t%s\n", cols[j].title, cols[j].why);
+}
 
-    /* The kernels alone: what the DRBG can at best approach. */
-    if (selected(pick, "raw")) {
-        bench_raw(list, nimpl, evp, buf);
-        bench_short_calls(list, nimpl, buf);
-    }
-    if (selected(pick, "kmix"))
-        bench_kernel_mix(chacha, buf);
-    if (selected(pick, "floor"))
-        bench_floor(chacha, libctx, buf);
-    print_targets(nkernels);
-    fflush(stdout);
+static void close_session(struct session *s)
+{
+    size_t i;
 
-    EVP_CIPHER_CTX_free(evp);
+    EVP_CIPHER_CTX_free(s->evp);
     for (i = 0; i < ncols; i++)
         if (cols[i].fn == gen_evp_rand)
             EVP_RAND_CTX_free(cols[i].arg);
-    EVP_RAND_CTX_free(ctr_parent);
-    EVP_RAND_free(chacha);
-    OSSL_LIB_CTX_free(confctx);
-    OSSL_PROVIDER_unload(ccprov);
-    OSSL_PROVIDER_unload(defprov);
-    OSSL_LIB_CTX_free(libctx);
+    EVP_RAND_CTX_free(s->ctr_parent);
+    EVP_RAND_free(s->chacha);
+    OSSL_LIB_CTX_free(s->confctx);
+    OSSL_PROVIDER_unload(s->ccprov);
+    OSSL_PROVIDER_unload(s->defprov);
+    OSSL_LIB_CTX_free(s->libctx);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    struct session s;
+    unsigned char *buf;
+
+    parse_options(argc, argv, &o);
+    /*
+     * Before anything touches the default library context: it must not
+     * read any openssl.cnf, so that rand-def really is libcrypto's default.
+     */
+    if (!OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL))
+        die("OPENSSL_init_crypto failed");
+    buf = aligned_alloc(64, MAX_LEN);
+    zeros = calloc(1, MAX_LEN);
+    if (buf == NULL || zeros == NULL)
+        die("out of memory");
+    tsc_usable = tsc_check();
+
+    open_session(&s);
+    add_other_columns(&s, &o, add_kernel_columns(&s, o.pick));
+    if (opt_machine) {
+        /* the request table alone: what bench/plot-throughput.py draws */
+        print_machine_header(s.provider_impl);
+        run_request_table(buf);
+    } else {
+        print_header(o.conf, s.provider_impl);
+        run_request_table(buf);
+        print_legend(s.nkernels);
+        /* The kernels alone: what the DRBG can at best approach. */
+        if (selected(o.pick, "raw")) {
+            bench_raw(s.list, s.nimpl, s.evp, buf);
+            bench_short_calls(s.list, s.nimpl, buf);
+        }
+        if (selected(o.pick, "kmix"))
+            bench_kernel_mix(s.chacha, buf);
+        if (selected(o.pick, "floor"))
+            bench_floor(s.chacha, s.libctx, buf);
+        print_targets(s.nkernels);
+    }
+    fflush(stdout);
+    close_session(&s);
     free(zeros);
     free(buf);
     return EXIT_SUCCESS;

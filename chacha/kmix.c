@@ -28,16 +28,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-#include <elf.h>
-#include <link.h>
-
 #include "slotpool.h"
+#include "vdso_sym.h"
 #include "wipe.h"
 
 /* ------------------------------------------------------------------------
@@ -65,7 +62,6 @@ struct route {
     char why[96];
 };
 
-static void *vdso_getrandom_symbol(const char **name);
 static struct route found;
 static pthread_once_t found_once = PTHREAD_ONCE_INIT;
 
@@ -74,7 +70,7 @@ static void find_route(void)
 {
     struct vgetrandom_params p;
     const char *name = NULL;
-    vgetrandom_fn *fn = (vgetrandom_fn *)vdso_getrandom_symbol(&name);
+    vgetrandom_fn *fn = (vgetrandom_fn *)chacha_vdso_getrandom(&name);
     long page = sysconf(_SC_PAGESIZE);
 
     found.fn = NULL;
@@ -284,108 +280,3 @@ static int syscall_only(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES])
 
 const struct chacha_drbg_mixer chacha_kmix_syscall_mixer = { syscall_only,
                                                              NULL };
-
-/* ------------------------------------------------------------------------
- * Finding getrandom in the vDSO
- * ------------------------------------------------------------------------ */
-
-/* DT_HASH words are 64-bit on s390x and Alpha, 32-bit everywhere else. */
-#if defined(__s390x__) || defined(__alpha__)
-typedef uint64_t hash_word;
-#else
-typedef Elf32_Word hash_word;
-#endif
-
-/* An address of the vDSO image, from a link-time address |vaddr|. */
-#define VDSO_AT(type, vaddr) ((type)(base + ((vaddr)-load_vaddr)))
-
-/*
- * The address of getrandom in the vDSO mapped into this process, and its
- * name in *|name|; NULL if it has none.  Linux 6.11+ exports it on x86_64
- * (`__vdso_getrandom`), 6.12+ on aarch64 and others (`__kernel_getrandom`).
- * Read from its dynamic symbol table through the ELF header that the
- * kernel points AT_SYSINFO_EHDR at.
- */
-static void *vdso_getrandom_symbol(const char **name)
-{
-    uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR), load_vaddr = 0;
-    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
-    const ElfW(Phdr) * ph;
-    const ElfW(Dyn) * dyn;
-    ElfW(Addr) dyn_vaddr = 0;
-    const ElfW(Sym) *sym = NULL;
-    const hash_word *hash = NULL;
-    const Elf32_Word *gnu = NULL;
-    const char *str = NULL;
-    size_t nsym = 0, i;
-    int have_load = 0, have_dyn = 0;
-
-    if (base == 0 || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0
-        || eh->e_ident[EI_CLASS]
-               != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
-        return NULL;
-    ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
-    for (i = 0; i < eh->e_phnum; i++) {
-        if (ph[i].p_type == PT_LOAD && !have_load) {
-            load_vaddr = ph[i].p_vaddr - ph[i].p_offset;
-            have_load = 1;
-        } else if (ph[i].p_type == PT_DYNAMIC) {
-            dyn_vaddr = ph[i].p_vaddr;
-            have_dyn = 1;
-        }
-    }
-    if (!have_load || !have_dyn)
-        return NULL;
-    dyn = VDSO_AT(const ElfW(Dyn) *, dyn_vaddr);
-    for (; dyn->d_tag != DT_NULL; dyn++) {
-        switch (dyn->d_tag) {
-        case DT_SYMTAB:
-            sym = VDSO_AT(const ElfW(Sym) *, dyn->d_un.d_ptr);
-            break;
-        case DT_STRTAB:
-            str = VDSO_AT(const char *, dyn->d_un.d_ptr);
-            break;
-        case DT_HASH:
-            hash = VDSO_AT(const hash_word *, dyn->d_un.d_ptr);
-            break;
-        case DT_GNU_HASH:
-            gnu = VDSO_AT(const Elf32_Word *, dyn->d_un.d_ptr);
-            break;
-        default:
-            break;
-        }
-    }
-    if (sym == NULL || str == NULL)
-        return NULL;
-    if (hash != NULL) {
-        nsym = (size_t)hash[1]; /* nchain: one entry per symbol */
-    } else if (gnu != NULL) {
-        /* past the highest bucket's chain, whose last entry has bit 0 set */
-        Elf32_Word nbuckets = gnu[0], symoff = gnu[1], bloom = gnu[2];
-        const Elf32_Word *buckets = gnu + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
-        const Elf32_Word *chain = buckets + nbuckets;
-        Elf32_Word top = 0;
-
-        for (i = 0; i < nbuckets; i++)
-            if (buckets[i] > top)
-                top = buckets[i];
-        if (top >= symoff) {
-            while ((chain[top - symoff] & 1) == 0)
-                top++;
-            nsym = (size_t)top + 1;
-        }
-    }
-    for (i = 0; i < nsym; i++) {
-        const char *s = str + sym[i].st_name;
-
-        if (sym[i].st_shndx != SHN_UNDEF
-            /* the same bits in ELF32 and ELF64 */
-            && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC
-            && (strcmp(s, "__vdso_getrandom") == 0
-                || strcmp(s, "__kernel_getrandom") == 0)) {
-            *name = s;
-            return VDSO_AT(void *, sym[i].st_value);
-        }
-    }
-    return NULL;
-}

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What every provider/ file shares, below all of them: raising an error
- * through the core's upcalls, CHACHARNG_DEBUG output, the strength check,
+ * through the core's upcalls, the strength check,
  * a new generator's state, and the kernel lookup by name.  It calls
  * nothing in provider/ and is called by everything there.
  */
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base.h"
 #include "config.h"
 #include "kmix.h"
+#include "reasons.h"
 
 /* ------------------------------------------------------------------------
  * Errors
@@ -36,35 +36,8 @@ void chacharng_prov_raise(const CHACHARNG_PROV_CTX *prov, int reason,
 }
 
 /* ------------------------------------------------------------------------
- * Debug output and the checks every generator shares
+ * The checks every generator shares
  * ------------------------------------------------------------------------ */
-
-static int debug_on; /* CHACHARNG_DEBUG, read at each provider load */
-
-void chacharng_debug_init(void)
-{
-    __atomic_store_n(&debug_on, getenv("CHACHARNG_DEBUG") != NULL,
-                     __ATOMIC_RELAXED);
-}
-
-int chacharng_debug_enabled(void)
-{
-    return __atomic_load_n(&debug_on, __ATOMIC_RELAXED);
-}
-
-void chacharng_debug_log(const char *fmt, ...)
-{
-    char line[256];
-    va_list ap;
-
-    if (!chacharng_debug_enabled())
-        return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    /* one write per line, so that threads' lines do not interleave */
-    fprintf(stderr, CHACHARNG_NAME ": %s\n", line);
-}
 
 int chacharng_strength_ok(const CHACHARNG_PROV_CTX *prov, unsigned int strength)
 {

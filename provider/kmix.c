@@ -11,8 +11,11 @@
 
 #include <openssl/params.h>
 
+#include "debug.h"
 #include "kmix.h"
+#include "kmix_choice.h"
 #include "rand_local.h"
+#include "reasons.h"
 
 /* ------------------------------------------------------------------------
  * The setting, at load

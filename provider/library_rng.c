@@ -19,6 +19,8 @@
 
 #include "base.h"
 #include "library_facts.h"
+#include "debug.h"
+#include "library_rng.h"
 
 #define LIBRARY_RNG_PROPQ "provider=" CHACHARNG_NAME
 

@@ -17,8 +17,16 @@
 #include <openssl/params.h>
 
 #include "config.h"
-#include "kmix.h"
 #include "base.h"
+#include "debug.h"
+#include "kmix.h"
+#include "kmix_choice.h"
+#include "library_rng.h"
+#include "rand.h"
+#include "rand_params.h"
+#include "random_provider.h"
+#include "reasons.h"
+#include "settings.h"
 #include "statepool.h"
 
 static OSSL_FUNC_provider_gettable_params_fn chacharng_prov_gettable_params;

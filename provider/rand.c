@@ -16,7 +16,11 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include "kmix_choice.h"
+#include "library_rng.h"
+#include "rand.h"
 #include "rand_local.h"
+#include "reasons.h"
 
 static OSSL_FUNC_rand_newctx_fn chacharng_rand_newctx;
 static OSSL_FUNC_rand_freectx_fn chacharng_rand_freectx;

@@ -8,9 +8,6 @@
  * nothing.  Strings are read within their data_size.  An answer the
  * caller's buffer cannot take fails with return_size set.
  */
-#define _GNU_SOURCE /* dl_iterate_phdr */
-
-#include <link.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -19,115 +16,14 @@
 #include <openssl/params.h>
 
 #include "kmix.h"
+#include "max_request.h"
 #include "rand_local.h"
+#include "rand_params.h"
+#include "reasons.h"
 
 #define PARAM_IMPL "impl"
 /* Longer than any kernel's name: how far a NUL-terminated impl is read. */
 #define IMPL_NAME_BOUND 16
-
-/* ------------------------------------------------------------------------
- * The max_request shortcut
- *
- * EVP_RAND_generate asks for max_request alone, as a size_t, on every
- * call, so that query is answered before anything else, and only for a key
- * whose text is "max_request": a caller may reuse one key buffer for every
- * key.  Comparing that text costs about a tenth of a 4-byte request, so
- * one key is known by its address instead: EVP's, a string literal in
- * libcrypto's read-only data.  Once its text has been checked there, that
- * address holds "max_request" for as long as libcrypto stays mapped, and
- * it stays mapped longer than this module (it is one of its dependencies).
- *
- * Measured side by side (EVP_RAND_generate, best of 15 runs, three rounds
- * alternating builds, AMD EPYC, OpenSSL 3.0): with the address 26-31 ns
- * per 4-byte call and 26-32 ns per 16-byte call, with the text compare
- * alone 29-34 ns and 33-35 ns, slower in every 16-byte round.
- * ------------------------------------------------------------------------ */
-
-/* How many key addresses are ever looked up in the loader's tables. */
-#define RO_LOOKUPS 16
-
-static const char *ro_max_request_key; /* text checked, immutable */
-static const char *ro_last_tried;      /* the last address looked up */
-static unsigned int ro_lookups;
-
-struct ro_probe {
-    uintptr_t key; /* the key's address */
-    uintptr_t lib; /* an address inside libcrypto */
-    int found;     /* 1: the key lies in a read-only segment of libcrypto */
-};
-
-static int find_ro_key(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    struct ro_probe *pr = arg;
-    int i, has_lib = 0, key_ro = 0;
-
-    (void)size;
-    for (i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-
-        if (ph->p_type != PT_LOAD)
-            continue;
-        if (pr->lib >= lo && pr->lib < hi)
-            has_lib = 1;
-        if (pr->key >= lo && pr->key < hi
-            && hi - pr->key >= sizeof(OSSL_RAND_PARAM_MAX_REQUEST))
-            key_ro = (ph->p_flags & PF_W) == 0;
-    }
-    if (!has_lib)
-        return 0; /* not libcrypto: go on */
-    pr->found = key_ro;
-    return 1;
-}
-
-/*
- * Until an address is known, remember |key| (whose text is "max_request")
- * if it lies in libcrypto's read-only data; a bounded number of addresses
- * is looked up, so callers with keys of their own never pay for it twice.
- */
-static void ro_key_consider(const char *key)
-{
-    struct ro_probe pr = { (uintptr_t)key, (uintptr_t)&OSSL_PARAM_locate, 0 };
-
-    if (__atomic_load_n(&ro_max_request_key, __ATOMIC_RELAXED) != NULL
-        || key == __atomic_load_n(&ro_last_tried, __ATOMIC_RELAXED)
-        || __atomic_fetch_add(&ro_lookups, 1, __ATOMIC_RELAXED) >= RO_LOOKUPS)
-        return;
-    __atomic_store_n(&ro_last_tried, key, __ATOMIC_RELAXED);
-    dl_iterate_phdr(find_ro_key, &pr);
-    if (pr.found)
-        __atomic_store_n(&ro_max_request_key, key, __ATOMIC_RELAXED);
-}
-
-static void answer_max_request(OSSL_PARAM *p)
-{
-    *(size_t *)p->data = CHACHARNG_MAX_REQUEST;
-    p->return_size = sizeof(size_t);
-}
-
-/* |p|'s key reads "max_request": answer it, and consider its address. */
-static __attribute__((noinline)) int answer_by_text(OSSL_PARAM *p)
-{
-    ro_key_consider(p->key);
-    answer_max_request(p);
-    return 1;
-}
-
-/*
- * 1 if |key| is "max_request".  Byte by byte, stopping at the first
- * difference, so a shorter key is never read past its NUL.
- */
-static inline int is_max_request(const char *key)
-{
-    static const char want[] = OSSL_RAND_PARAM_MAX_REQUEST;
-    size_t i;
-
-#pragma GCC unroll 16
-    for (i = 0; i < sizeof(want); i++)
-        if (key[i] != want[i])
-            return 0;
-    return 1;
-}
 
 /* ------------------------------------------------------------------------
  * Kernel mixing (DESIGN.md section 3): `kernel_mix`, an int 0 or 1, is
@@ -149,12 +45,12 @@ int chacharng_rand_get_ctx_params(void *vctx, OSSL_PARAM params[])
     if (p != NULL && (key = p[0].key) != NULL && p[1].key == NULL
         && p[0].data_type == OSSL_PARAM_UNSIGNED_INTEGER
         && p[0].data_size == sizeof(size_t) && p[0].data != NULL) {
-        if (key == __atomic_load_n(&ro_max_request_key, __ATOMIC_RELAXED)) {
-            answer_max_request(p);
+        if (chacharng_max_request_known(key)) {
+            chacharng_max_request_answer(p);
             return 1;
         }
-        if (is_max_request(key))
-            return answer_by_text(p);
+        if (chacharng_max_request_is(key))
+            return chacharng_max_request_by_text(p);
     }
     return get_ctx_params_slow(vctx, params);
 }

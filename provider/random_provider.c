@@ -9,12 +9,18 @@
  * provider init and teardown runs (unless a caller fetches random_bytes
  * from the dispatch table itself).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "base.h"
+#include "debug.h"
 #include "kmix.h"
+#include "kmix_choice.h"
+#include "random_provider.h"
+#include "reasons.h"
+#include "seed.h"
 #include "statepool.h"
 
 /*

@@ -16,6 +16,8 @@
 #include <openssl/params.h>
 
 #include "rand_local.h"
+#include "reasons.h"
+#include "seed.h"
 #include "wipe.h"
 
 static int lock_parent(CHACHARNG_RAND_CTX *ctx)

@@ -10,6 +10,7 @@
 #include <openssl/params.h>
 
 #include "base.h"
+#include "settings.h"
 
 /* One setting: its config key, how errors name that key, its variable. */
 struct setting {

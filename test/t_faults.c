@@ -17,7 +17,6 @@
  */
 #define _GNU_SOURCE
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +31,7 @@
 #include <openssl/params.h>
 #include <openssl/provider.h>
 
+#include "capture.h"
 #include "errq.h"
 #include "interpose.h"
 #include "provutil.h"
@@ -235,10 +235,6 @@ static void fake_cleanup_entropy(const OSSL_CORE_HANDLE *handle,
 #define MAX_IN 256
 static OSSL_DISPATCH edited_in[MAX_IN];
 
-/* The random-provider entry point of the last wrapped init, if exported. */
-static chacharng_random_bytes_fn *random_bytes;
-static void *random_bytes_provctx;
-
 /*
  * Copy the core's dispatch table, dropping (|replace| == 0) or replacing
  * (|replace| == 1) the entropy upcalls, then run the module's real init.
@@ -279,14 +275,8 @@ static int wrapped_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     }
     edited_in[n].function_id = 0;
     edited_in[n].function = NULL;
-    if (!real_init(handle, edited_in, out, provctx))
-        return 0;
-    random_bytes = NULL;
-    for (n = 0; (*out)[n].function_id != 0; n++)
-        if ((*out)[n].function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            random_bytes = (chacharng_random_bytes_fn *)(*out)[n].function;
-    random_bytes_provctx = *provctx;
-    return 1;
+    /* keeps the random-provider entry point, if exported, in cap_kept */
+    return cap_init_and_keep(real_init, handle, edited_in, out, provctx);
 }
 
 static int init_fake_upcall(const OSSL_CORE_HANDLE *handle,
@@ -533,7 +523,8 @@ static void *rb_call_run(void *arg)
     ERR_clear_error();
     if (c->fail_alloc != 0)
         ip_fail_alloc(c->fail_alloc);
-    c->ret = random_bytes(random_bytes_provctx, c->which, out, OUTLEN, 256);
+    c->ret =
+        cap_kept.random_bytes(cap_kept.provctx, c->which, out, OUTLEN, 256);
     ip_fail_alloc(0);
     c->untouched = all_bytes(out, OUTLEN, SENTINEL);
     /* a failure must say why; a success leaves nothing to read */
@@ -562,7 +553,7 @@ static void test_random_bytes(const char *what, void (*fail)(void),
 {
     struct rb_call c = { 0, 0, 0, 0, 0 };
 
-    if (random_bytes == NULL) {
+    if (cap_kept.random_bytes == NULL) {
         tu_skip("%s: the provider exports no random_bytes", what);
         return;
     }
@@ -651,7 +642,7 @@ static void test_random_bytes_alloc(void)
     size_t n;
     int sites = 0, full;
 
-    if (random_bytes == NULL) {
+    if (cap_kept.random_bytes == NULL) {
         tu_skip("random_bytes allocation failures: not exported");
         return;
     }
@@ -768,9 +759,7 @@ static void test_alloc_faults(struct pu_env *e)
 static void body(void)
 {
     struct pu_env plain, fake, bare;
-    const char *dir = getenv("OPENSSL_MODULES");
     char path[4096];
-    void *handle = NULL;
     size_t i;
 
     for (i = 0; i < sizeof(seed); i++)
@@ -781,12 +770,7 @@ static void body(void)
         return;
     if (!tu_ok(ip_attach_module(), "the module is mapped and found"))
         return;
-    snprintf(path, sizeof(path), "%s/chacharng.so", dir != NULL ? dir : ".");
-    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    real_init =
-        handle != NULL
-            ? (OSSL_provider_init_fn *)dlsym(handle, "OSSL_provider_init")
-            : NULL;
+    real_init = cap_module_init(path, sizeof(path));
     if (!tu_ok(real_init != NULL, "OSSL_provider_init found in %s", path))
         return;
 
@@ -815,8 +799,6 @@ static void body(void)
 
     EVP_RAND_free(held_alg);
     pu_env_free(&plain);
-    if (handle != NULL)
-        dlclose(handle);
 }
 
 int main(void)

@@ -42,6 +42,7 @@
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 
+#include "capture.h"
 #include "interpose.h"
 #include "provutil.h"
 #include "records.h"
@@ -500,11 +501,7 @@ static int newest_page_wipes(int *found)
 
 static int find_random_bytes(void)
 {
-    const OSSL_DISPATCH *d = OSSL_PROVIDER_get0_dispatch(env.prov);
-
-    for (; d != NULL && d->function_id != 0; d++)
-        if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            random_bytes = (chacharng_random_bytes_fn *)d->function;
+    random_bytes = cap_random_bytes(OSSL_PROVIDER_get0_dispatch(env.prov));
     rb_provctx = OSSL_PROVIDER_get0_provider_ctx(env.prov);
     return random_bytes != NULL;
 }

@@ -20,7 +20,6 @@
  */
 #define _GNU_SOURCE
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,7 @@
 #include <openssl/params.h>
 
 #include "chacha_drbg.h"
+#include "capture.h"
 #include "errq.h"
 #include "interpose.h"
 #include "provutil.h"
@@ -435,40 +435,14 @@ static void test_counts(struct pu_env *env)
     }
 }
 
-/* The random-provider entry point, captured from an add_builtin load. */
-static OSSL_provider_init_fn *real_init;
-static chacharng_random_bytes_fn *random_bytes;
-static void *random_provctx;
-
-static int capture_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
-                        const OSSL_DISPATCH **out, void **provctx)
-{
-    const OSSL_DISPATCH *d;
-
-    if (!real_init(handle, in, out, provctx))
-        return 0;
-    random_bytes = NULL;
-    for (d = *out; d->function_id != 0; d++)
-        if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            random_bytes = (chacharng_random_bytes_fn *)d->function;
-    random_provctx = *provctx;
-    return 1;
-}
-
 /* The random-provider generators follow the provider's setting. */
 static void test_random_bytes(void)
 {
-    const char *dir = getenv("OPENSSL_MODULES");
     char path[4096];
-    void *h;
     int on;
 
-    snprintf(path, sizeof(path), "%s/chacharng.so", dir != NULL ? dir : ".");
-    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    real_init = h != NULL
-                    ? (OSSL_provider_init_fn *)dlsym(h, "OSSL_provider_init")
-                    : NULL;
-    if (!TU_OK(real_init != NULL, "OSSL_provider_init found in %s", path))
+    if (!TU_OK(cap_module_init(path, sizeof(path)) != NULL,
+               "OSSL_provider_init found in %s", path))
         return;
     for (on = 1; on >= 0; on--) {
         OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
@@ -480,17 +454,18 @@ static void test_random_bytes(void)
 
         setenv(ENV_KMIX, on ? "on" : "off", 1);
         if (lc != NULL
-            && OSSL_PROVIDER_add_builtin(lc, "chacharng-builtin", capture_init))
+            && OSSL_PROVIDER_add_builtin(lc, "chacharng-builtin", cap_init))
             p = OSSL_PROVIDER_load(lc, "chacharng-builtin");
         unsetenv(ENV_KMIX);
-        if (p == NULL || random_bytes == NULL || !ip_attach_module()) {
+        if (p == NULL || cap_kept.random_bytes == NULL || !ip_attach_module()) {
             tu_skip("random_bytes, %s=%s: not exported by this build", ENV_KMIX,
                     on ? "on" : "off");
         } else {
             reset_reads();
             for (i = 0; i < NPATTERN; i++) {
                 want += model_reads(&avail, pattern[i]);
-                ok &= random_bytes(random_provctx, 0, big, pattern[i], 256);
+                ok &= cap_kept.random_bytes(cap_kept.provctx, 0, big,
+                                            pattern[i], 256);
             }
             if (!on)
                 want = 0;
@@ -502,7 +477,6 @@ static void test_random_bytes(void)
             OSSL_PROVIDER_unload(p);
         OSSL_LIB_CTX_free(lc);
     }
-    dlclose(h);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -47,6 +47,7 @@
 #include <openssl/provider.h>
 #include <openssl/rand.h>
 
+#include "capture.h"
 #include "errq.h"
 #include "interpose.h"
 #include "provutil.h"
@@ -107,17 +108,12 @@ static void route_skip(const struct route *r, const char *what)
 /* Load chacharng into a new library context; 0 with diagnostics if not. */
 static int inst_open(struct inst *in, int via_rand)
 {
-    const OSSL_DISPATCH *d;
-
     memset(in, 0, sizeof(*in));
     in->via_rand = via_rand;
     if ((in->lc = OSSL_LIB_CTX_new()) == NULL
         || (in->p = OSSL_PROVIDER_load(in->lc, "chacharng")) == NULL)
         goto fail;
-    for (d = OSSL_PROVIDER_get0_dispatch(in->p); d != NULL && d->function_id;
-         d++)
-        if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            in->rb = (chacharng_random_bytes_fn *)d->function;
+    in->rb = cap_random_bytes(OSSL_PROVIDER_get0_dispatch(in->p));
     in->provctx = OSSL_PROVIDER_get0_provider_ctx(in->p);
     if (in->rb == NULL) {
         tu_diag("chacharng exports no random_bytes");

@@ -23,7 +23,6 @@
  */
 #define _GNU_SOURCE
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +38,7 @@
 #include <openssl/params.h>
 #include <openssl/provider.h>
 
+#include "capture.h"
 #include "chacha_drbg.h"
 #include "interpose.h"
 #include "provutil.h"
@@ -368,24 +368,6 @@ static void test_thread_exit_ctx(void)
 
 /* ---- the random_bytes fast path, when the provider has one ---------- */
 
-static OSSL_provider_init_fn *real_init;
-static chacharng_random_bytes_fn *random_bytes;
-static void *rb_provctx;
-
-static int capture_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
-                        const OSSL_DISPATCH **out, void **provctx)
-{
-    const OSSL_DISPATCH *d;
-
-    if (!real_init(handle, in, out, provctx))
-        return 0;
-    for (d = *out; d->function_id != 0; d++)
-        if (d->function_id == OSSL_FUNC_PROVIDER_RANDOM_BYTES)
-            random_bytes = (chacharng_random_bytes_fn *)d->function;
-    rb_provctx = *provctx;
-    return 1;
-}
-
 struct rb_job {
     int which, ok, leaked;
 };
@@ -399,9 +381,10 @@ static void *thread_random_bytes(void *arg)
 
     job->ok = 1;
     for (k = 0; k < 4; k++)
-        job->ok &= random_bytes(rb_provctx, job->which, out2 + 1000 * k,
-                                k == 3 ? 2500 : 100, 256)
-                   == 1;
+        job->ok &=
+            cap_kept.random_bytes(cap_kept.provctx, job->which, out2 + 1000 * k,
+                                  k == 3 ? 2500 : 100, 256)
+            == 1;
     /* the bytes just handed out are nowhere in the module's pages */
     n = ip_mappings(&m);
     for (i = 0; i < n; i++)
@@ -416,23 +399,16 @@ static void test_thread_exit_random_bytes(void)
 {
     OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
     OSSL_PROVIDER *p = NULL;
-    const char *dir = getenv("OPENSSL_MODULES");
     char path[4096];
-    void *h;
     int which;
 
-    snprintf(path, sizeof(path), "%s/chacharng.so", dir != NULL ? dir : ".");
-    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    real_init = h != NULL
-                    ? (OSSL_provider_init_fn *)dlsym(h, "OSSL_provider_init")
-                    : NULL;
-    if (lc != NULL && real_init != NULL
-        && OSSL_PROVIDER_add_builtin(lc, "chacharng", capture_init))
+    if (lc != NULL && cap_module_init(path, sizeof(path)) != NULL
+        && OSSL_PROVIDER_add_builtin(lc, "chacharng", cap_init))
         p = OSSL_PROVIDER_load(lc, "chacharng");
     if (!tu_ok(p != NULL, "provider loaded through an init that keeps its "
                           "dispatch table"))
         goto end;
-    if (random_bytes == NULL) {
+    if (cap_kept.random_bytes == NULL) {
         tu_skip("the provider exports no random_bytes fast path");
         goto end;
     }
@@ -465,8 +441,6 @@ end:
     if (p != NULL)
         OSSL_PROVIDER_unload(p);
     OSSL_LIB_CTX_free(lc);
-    if (h != NULL)
-        dlclose(h);
 }
 
 /* ---- nothing secret in dead stack ------------------------------------ */
@@ -530,7 +504,7 @@ static void run_evp_op(void *arg)
 {
     (void)arg;
     if (evp_op.random_bytes)
-        random_bytes(rb_provctx, 0, out1, evp_op.n, 256);
+        cap_kept.random_bytes(cap_kept.provctx, 0, out1, evp_op.n, 256);
     else if (evp_op.instantiate)
         EVP_RAND_instantiate(evp_op.ctx, 256, 0, NULL, 0, NULL);
     else
@@ -598,7 +572,7 @@ static void test_dead_stack_random_bytes(void)
     }
     fill_pool();
     from = mark();
-    page = random_bytes(rb_provctx, 0, out1, 16, 256) == 1
+    page = cap_kept.random_bytes(cap_kept.provctx, 0, out1, 16, 256) == 1
                ? new_state_page(from)
                : NULL;
     release_pool();

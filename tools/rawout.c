@@ -115,7 +115,7 @@ static int parse_seed(const char *hex, unsigned char seed[SEED_BYTES])
 
 /* A TEST-RAND context (default provider) handing out |seed|, or NULL. */
 static EVP_RAND_CTX *fixed_parent(OSSL_LIB_CTX *libctx,
-                                  unsigned char seed[SEED_BYTES])
+                                  const unsigned char seed[SEED_BYTES])
 {
     EVP_RAND *test_rand = EVP_RAND_fetch(libctx, "TEST-RAND", NULL);
     EVP_RAND_CTX *parent =
@@ -127,8 +127,8 @@ static EVP_RAND_CTX *fixed_parent(OSSL_LIB_CTX *libctx,
     if (parent == NULL)
         return NULL;
     p[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
-    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY, seed,
-                                             SEED_BYTES);
+    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY,
+                                             (void *)seed, SEED_BYTES);
     p[2] = OSSL_PARAM_construct_end();
     if (!EVP_RAND_CTX_set_params(parent, p)
         || !EVP_RAND_instantiate(parent, strength, 0, NULL, 0, NULL)) {
@@ -152,22 +152,135 @@ static int fix_stream(EVP_RAND_CTX *ctx)
     return EVP_RAND_CTX_set_params(ctx, p);
 }
 
-int main(int argc, char **argv)
+/* What the stream is drawn from: chacharng in a library context of its
+ * own, under a fixed TEST-RAND parent when a seed is given. */
+struct source {
+    OSSL_LIB_CTX *libctx;
+    OSSL_PROVIDER *prov, *deflt;
+    EVP_RAND *rand;
+    EVP_RAND_CTX *parent, *ctx;
+};
+
+/* Load CHACHA20-DRBG as an application would, under |seed|'s fixed parent
+ * unless |seed| is NULL.  Returns 1, or 0 with a message. */
+static int source_open(struct source *src, const unsigned char *seed)
 {
-    const char *want = NULL, *seed_hex = NULL;
-    unsigned char seed[SEED_BYTES];
-    OSSL_PROVIDER *deflt = NULL;
-    EVP_RAND_CTX *parent = NULL;
-    unsigned long long limit = 0, done = 0;
-    OSSL_LIB_CTX *libctx = NULL;
-    OSSL_PROVIDER *prov = NULL;
-    EVP_RAND *rand = NULL;
-    EVP_RAND_CTX *ctx = NULL;
-    static unsigned char buf[MAX_CALL];
+    memset(src, 0, sizeof(*src));
+    src->libctx = OSSL_LIB_CTX_new();
+    src->prov = src->libctx != NULL
+                    ? OSSL_PROVIDER_load(src->libctx, "chacharng")
+                    : NULL;
+    src->rand = src->prov != NULL ? EVP_RAND_fetch(src->libctx, "CHACHA20-DRBG",
+                                                   "provider=chacharng")
+                                  : NULL;
+    if (src->rand != NULL && seed != NULL) {
+        src->deflt = OSSL_PROVIDER_load(src->libctx, "default");
+        src->parent =
+            src->deflt != NULL ? fixed_parent(src->libctx, seed) : NULL;
+    }
+    if (src->rand != NULL && (seed == NULL || src->parent != NULL))
+        src->ctx = EVP_RAND_CTX_new(src->rand, src->parent);
+    if (src->ctx != NULL && seed != NULL && !fix_stream(src->ctx)) {
+        EVP_RAND_CTX_free(src->ctx);
+        src->ctx = NULL;
+    }
+    if (src->ctx == NULL) {
+        fprintf(stderr,
+                "rawout: cannot load CHACHA20-DRBG "
+                "(OPENSSL_MODULES=%s)\n",
+                getenv("OPENSSL_MODULES") ? getenv("OPENSSL_MODULES") : "");
+        return 0;
+    }
+    return 1;
+}
+
+/*
+ * Set kernel |want| (NULL: the provider's choice), instantiate, and read
+ * back the kernel in use, which must be |want|.  Returns 1, or 0 with a
+ * message.
+ */
+static int source_start(struct source *src, const char *want)
+{
     char impl[32] = "";
     OSSL_PARAM p[2];
+
+    p[1] = OSSL_PARAM_construct_end();
+    if (want != NULL) {
+        char copy[32];
+
+        snprintf(copy, sizeof(copy), "%s", want);
+        p[0] = OSSL_PARAM_construct_utf8_string("impl", copy, 0);
+        if (!EVP_RAND_CTX_set_params(src->ctx, p)) {
+            fprintf(stderr, "rawout: kernel %s refused\n", want);
+            return 0;
+        }
+    }
+    if (!EVP_RAND_instantiate(src->ctx, 256, 0, NULL, 0, NULL))
+        return 0;
+    p[0] = OSSL_PARAM_construct_utf8_string("impl", impl, sizeof(impl));
+    if (!EVP_RAND_CTX_get_params(src->ctx, p)
+        || (want != NULL && strcmp(impl, want) != 0)) {
+        fprintf(stderr, "rawout: kernel in use is \"%s\", not \"%s\"\n", impl,
+                want != NULL ? want : "?");
+        return 0;
+    }
+    fprintf(stderr, "rawout: CHACHA20-DRBG, kernel %s\n", impl);
+    return 1;
+}
+
+/*
+ * Write |limit| bytes (0: until the reader goes away) in requests of
+ * next_size()'s mix.  Returns 1 at the end, 0 with a message on failure.
+ */
+static int source_stream(struct source *src, unsigned long long limit)
+{
+    static unsigned char buf[MAX_CALL];
+    unsigned long long done = 0;
     uint32_t x = 0x2545f491u;
-    int opt, ret = 1;
+
+    for (;;) {
+        size_t n = next_size(&x);
+        int w;
+
+        if (limit != 0 && n > limit - done)
+            n = (size_t)(limit - done);
+        if (!EVP_RAND_generate(src->ctx, buf, n, 256, 0, NULL, 0)) {
+            fprintf(stderr, "rawout: generate failed\n");
+            return 0;
+        }
+        w = write_all(buf, n);
+        if (w < 0) {
+            perror("rawout: write");
+            return 0;
+        }
+        if (w == 0)
+            return 1; /* the reader has all it wanted */
+        done += n;
+        if (limit != 0 && done >= limit)
+            return 1;
+    }
+}
+
+static void source_close(struct source *src)
+{
+    EVP_RAND_CTX_free(src->ctx);
+    EVP_RAND_CTX_free(src->parent);
+    EVP_RAND_free(src->rand);
+    if (src->prov != NULL)
+        OSSL_PROVIDER_unload(src->prov);
+    if (src->deflt != NULL)
+        OSSL_PROVIDER_unload(src->deflt);
+    OSSL_LIB_CTX_free(src->libctx);
+}
+
+int main(int argc, char **argv)
+{
+    const char *want = NULL;
+    unsigned char seed[SEED_BYTES];
+    const unsigned char *fixed = NULL;
+    unsigned long long limit = 0;
+    struct source src;
+    int opt, ok;
 
     while ((opt = getopt(argc, argv, "i:n:s:l")) != -1) {
         switch (opt) {
@@ -178,9 +291,9 @@ int main(int argc, char **argv)
             limit = strtoull(optarg, NULL, 0);
             break;
         case 's':
-            seed_hex = optarg;
-            if (!parse_seed(seed_hex, seed))
+            if (!parse_seed(optarg, seed))
                 usage();
+            fixed = seed;
             break;
         case 'l':
             return list_kernels();
@@ -193,86 +306,10 @@ int main(int argc, char **argv)
     /* a reader that stops early is the normal end for a battery */
     signal(SIGPIPE, SIG_IGN);
 
-    libctx = OSSL_LIB_CTX_new();
-    prov = libctx != NULL ? OSSL_PROVIDER_load(libctx, "chacharng") : NULL;
-    rand = prov != NULL
-               ? EVP_RAND_fetch(libctx, "CHACHA20-DRBG", "provider=chacharng")
-               : NULL;
-    if (rand != NULL && seed_hex != NULL) {
-        deflt = OSSL_PROVIDER_load(libctx, "default");
-        parent = deflt != NULL ? fixed_parent(libctx, seed) : NULL;
-    }
-    ctx = rand != NULL && (seed_hex == NULL || parent != NULL)
-              ? EVP_RAND_CTX_new(rand, parent)
-              : NULL;
-    if (ctx != NULL && seed_hex != NULL && !fix_stream(ctx)) {
-        EVP_RAND_CTX_free(ctx);
-        ctx = NULL;
-    }
-    if (ctx == NULL) {
-        fprintf(stderr,
-                "rawout: cannot load CHACHA20-DRBG "
-                "(OPENSSL_MODULES=%s)\n",
-                getenv("OPENSSL_MODULES") ? getenv("OPENSSL_MODULES") : "");
-        goto end;
-    }
-    if (want != NULL) {
-        char copy[32];
-
-        snprintf(copy, sizeof(copy), "%s", want);
-        p[0] = OSSL_PARAM_construct_utf8_string("impl", copy, 0);
-        p[1] = OSSL_PARAM_construct_end();
-        if (!EVP_RAND_CTX_set_params(ctx, p)) {
-            fprintf(stderr, "rawout: kernel %s refused\n", want);
-            goto end;
-        }
-    }
-    if (!EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL))
-        goto end;
-    p[0] = OSSL_PARAM_construct_utf8_string("impl", impl, sizeof(impl));
-    p[1] = OSSL_PARAM_construct_end();
-    if (!EVP_RAND_CTX_get_params(ctx, p)
-        || (want != NULL && strcmp(impl, want) != 0)) {
-        fprintf(stderr, "rawout: kernel in use is \"%s\", not \"%s\"\n", impl,
-                want != NULL ? want : "?");
-        goto end;
-    }
-    fprintf(stderr, "rawout: CHACHA20-DRBG, kernel %s%s\n", impl,
-            seed_hex != NULL ? ", fixed seed" : "");
-
-    for (;;) {
-        size_t n = next_size(&x);
-        int w;
-
-        if (limit != 0 && n > limit - done)
-            n = (size_t)(limit - done);
-        if (!EVP_RAND_generate(ctx, buf, n, 256, 0, NULL, 0)) {
-            fprintf(stderr, "rawout: generate failed\n");
-            goto end;
-        }
-        w = write_all(buf, n);
-        if (w < 0) {
-            perror("rawout: write");
-            goto end;
-        }
-        if (w == 0)
-            break; /* the reader has all it wanted */
-        done += n;
-        if (limit != 0 && done >= limit)
-            break;
-    }
-    ret = 0;
-
-end:
-    if (ret != 0)
+    ok = source_open(&src, fixed) && source_start(&src, want)
+         && source_stream(&src, limit);
+    if (!ok)
         ERR_print_errors_fp(stderr);
-    EVP_RAND_CTX_free(ctx);
-    EVP_RAND_CTX_free(parent);
-    EVP_RAND_free(rand);
-    if (prov != NULL)
-        OSSL_PROVIDER_unload(prov);
-    if (deflt != NULL)
-        OSSL_PROVIDER_unload(deflt);
-    OSSL_LIB_CTX_free(libctx);
-    return ret;
+    source_close(&src);
+    return ok ? 0 : 1;
 }

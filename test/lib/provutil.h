@@ -17,6 +17,7 @@
 #include <openssl/provider.h>
 
 #include "base.h"
+#include "random_provider.h" /* its dispatch id and function type */
 
 /* The names the product registers (provider/base.h). */
 #define PU_PROVIDER CHACHARNG_NAME

@@ -583,6 +583,7 @@ __asm__(".pushsection .text\n"
         "  lzdr %f12\n"
         "  br %r14\n"
         ".size rd_clobbering_kernel, .-rd_clobbering_kernel\n"
+        ".popsection\n");
 #elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__) && defined(__ELF__)
 /*
  * r3 fn, r4 out, r5 state, r6 nblocks, r7 dump.  A 240-byte frame: the

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rand_params.c's answers in a caller's OSSL_PARAM, shared with prov.c,
+ * and the X-macro columns both files build their parameter tables with.
+ */
+#ifndef CHACHARNG_RAND_PARAMS_H
+#define CHACHARNG_RAND_PARAMS_H
+
+#include <openssl/core.h>
+
+#include "base.h"
+
+/*
+ * Answer |p| with the string |s|: a UTF8_PTR gets the pointer, a
+ * UTF8_STRING a copy with its NUL, NULL data only the length.  return_size
+ * is the length without the NUL.  Returns 0 for any other type and for a
+ * buffer without room for the NUL.
+ */
+int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s);
+/* Raise the error for an answer |p| could not take; returns 0. */
+int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov,
+                            const OSSL_PARAM *p);
+
+/*
+ * The parameter tables (prov.c, rand_params.c) are X-macro lists of
+ * (definition, handler) pairs; these two pick one column, so that the
+ * OSSL_PARAM array a caller sees and the handlers that serve it come from
+ * the same list and cannot drift apart.
+ */
+#define CHACHARNG_PARAM_DEFINITION(definition, handler) definition,
+#define CHACHARNG_PARAM_HANDLER(definition, handler) handler,
+
+#endif
