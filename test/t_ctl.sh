@@ -301,6 +301,92 @@ else
 fi
 
 # ------------------------------------------------------------------------
+# config shapes libcrypto reads its own way (test/ctl/shapes): each one is
+# checked before and after through libcrypto's reading (chacharng-probe conf)
+# ------------------------------------------------------------------------
+shapes=$abs_top_srcdir/test/ctl/shapes
+mkdir -p "$tmp/shapes"
+for f in "$shapes"/*.inc; do
+    cp "$f" "$tmp/shapes/"
+done
+# reading FILE: libcrypto's reading of FILE, sorted
+reading() {
+    "$CHACHARNG_PROBE" conf "$1" | LC_ALL=C sort
+}
+# kept_reading BEFORE AFTER: every line of BEFORE is still in AFTER
+kept_reading() {
+    [ -z "$(LC_ALL=C comm -23 "$1" "$2")" ] || {
+        LC_ALL=C comm -23 "$1" "$2" | sed "s/^/# lost: /"
+        return 1
+    }
+}
+# shape NAME OUTCOME NODE: enable on test/ctl/shapes/NAME.cnf; OUTCOME
+# "enabled" or the text of the refusal; NODE "covered" (chacharngctl's
+# own nodejs_conf) or the section of the file's own nodejs_conf
+shape() {
+    local name=$1 outcome=$2 node=$3 f=$tmp/shapes/$1.cnf
+    sed "s|@DIR@|$tmp/shapes|g" "$shapes/$name.cnf" >"$tmp/shapes/$name.orig"
+    cp "$tmp/shapes/$name.orig" "$f"
+    reading "$f" >"$tmp/shapes/$name.before"
+    last=shape-$name-status0
+    ctl "$last" --config "$f" status
+    if [ "$outcome" = enabled ]; then
+        expect "shape $name: status before enable says not enabled" grep -q '^enabled: no$' "$tmp/$last.out"
+    fi
+    last=shape-$name
+    ctl "$last" --config "$f" enable
+    reading "$f" >"$tmp/shapes/$name.after"
+    if [ "$outcome" != enabled ]; then
+        expect "shape $name: refused ($outcome)" \
+            eval '[ "$rc" = 1 ] && grep -q "$outcome" "$tmp/$last.out"'
+        expect "shape $name: refused: file unchanged" cmp "$f" "$tmp/shapes/$name.orig"
+        return
+    fi
+    expect "shape $name: enable" [ "$rc" = 0 ]
+    expect "shape $name: libcrypto reads every setting it read before" \
+        kept_reading "$tmp/shapes/$name.before" "$tmp/shapes/$name.after"
+    expect "shape $name: libcrypto reaches chacharng's provider and random sections" \
+        eval 'grep -qx "V openssl_conf.providers.chacharng.activate = 1" "$tmp/shapes/$name.after" &&
+            grep -qx "V openssl_conf.random.random = CHACHA20-DRBG" "$tmp/shapes/$name.after"'
+    expect "shape $name: a fresh RAND_bytes from chacharng" from_chacharng "$f" public
+    last=shape-$name-status
+    ctl "$last" --config "$f" status
+    expect "shape $name: status says enabled" grep -q '^enabled: yes, by chacharngctl' "$tmp/$last.out"
+    if [ "$node" = covered ]; then
+        expect "shape $name: libcrypto gives Node.js chacharng, and status says so" \
+            eval 'grep -qx "V nodejs_conf.providers.chacharng.activate = 1" "$tmp/shapes/$name.after" &&
+                grep -q "^Node.js: covered" "$tmp/$last.out"'
+    else
+        expect "shape $name: status names the section Node.js reads, [$node]" \
+            grep -q "^Node.js: not covered: it reads \[$node\]" "$tmp/$last.out"
+    fi
+    last=shape-$name-disable
+    ctl "$last" --config "$f" disable
+    expect "shape $name: disable, byte for byte" cmp "$f" "$tmp/shapes/$name.orig"
+}
+shape bom enabled covered
+shape default-header enabled site_node
+shape new-oids enabled covered
+shape continued-key enabled covered
+shape comment-backslash enabled covered
+shape node-quoted enabled site_node
+shape node-var enabled site_node
+shape node-continued enabled site_node
+shape include-node enabled covered
+shape admin-mark enabled covered
+shape crlf enabled covered
+shape include-tls "named by openssl_conf, is not in" -
+shape include-hand "already configured by hand" -
+last=shape-include-hand-status
+ctl "$last" --config "$tmp/shapes/include-hand.cnf" status
+expect "shape include-hand: status says configured by hand" \
+    grep -q '^enabled: configured by hand' "$tmp/$last.out"
+cp "$tmp/shapes/crlf.orig" "$tmp/shapes/crlf.cnf"
+ctl crlf --config "$tmp/shapes/crlf.cnf" enable
+expect "shape crlf: every line enable adds ends in CR LF" \
+    eval '[ "$(grep -c "$(printf "\r")\$" "$tmp/shapes/crlf.cnf")" = "$(wc -l <"$tmp/shapes/crlf.cnf")" ]'
+
+# ------------------------------------------------------------------------
 # the user's file in every message
 # ------------------------------------------------------------------------
 # a section that comes from an .include: refused, naming the file
