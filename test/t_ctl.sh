@@ -453,6 +453,33 @@ expect "hard link: file unchanged, still one file with two names" \
     eval 'cmp -s "$cnf" "$orig" && [ "$(stat -c %h "$cnf")" = 2 ] && [ "$cnf" -ef "$tmp/edge.link" ]'
 rm -f "$tmp/edge.link"
 
+# disable with nothing of its own to remove succeeds, whatever the file:
+# package removal runs it
+last=disable-missing
+ctl "$last" --config "$tmp/no-such.cnf" disable
+expect "disable, no such file: success, nothing to do" \
+    eval '[ "$rc" = 0 ] && [ ! -e "$tmp/no-such.cnf" ]'
+cp "$orig" "$cnf"
+ln "$cnf" "$tmp/edge.link"
+last=disable-hardlink
+ctl "$last" --config "$cnf" disable
+expect "disable, hard link, not enabled: success, file unchanged" \
+    eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$orig" && [ "$cnf" -ef "$tmp/edge.link" ]'
+rm -f "$tmp/edge.link"
+
+# the backup's name a symlink to a directory (--config in a directory
+# others can write): the backup replaces the symlink, never lands inside
+mkdir -p "$tmp/bakdir"
+cp "$orig" "$cnf"
+rm -f "$cnf.chacharngctl.bak"
+ln -s "$tmp/bakdir" "$cnf.chacharngctl.bak"
+last=bak-symlink
+ctl "$last" --config "$cnf" enable
+expect "backup name a symlink to a directory: the backup is a file in its place, nothing in the directory" \
+    eval '[ "$rc" = 0 ] && [ ! -L "$cnf.chacharngctl.bak" ] && cmp -s "$cnf.chacharngctl.bak" "$orig" &&
+        [ -z "$(ls -A "$tmp/bakdir")" ]'
+ctl "$last-disable" --config "$cnf" disable
+
 # ------------------------------------------------------------------------
 # another writer: a lock across read-check-replace, a compare before it
 # ------------------------------------------------------------------------
