@@ -324,7 +324,7 @@ kept_reading() {
 # "enabled" or the text of the refusal; NODE "covered" (chacharngctl's
 # own nodejs_conf) or the section of the file's own nodejs_conf
 shape() {
-    local name=$1 outcome=$2 node=$3 f=$tmp/shapes/$1.cnf
+    local name=$1 outcome=$2 node_sect=$3 f=$tmp/shapes/$1.cnf
     sed "s|@DIR@|$tmp/shapes|g" "$shapes/$name.cnf" >"$tmp/shapes/$name.orig"
     cp "$tmp/shapes/$name.orig" "$f"
     reading "$f" >"$tmp/shapes/$name.before"
@@ -352,13 +352,13 @@ shape() {
     last=shape-$name-status
     ctl "$last" --config "$f" status
     expect "shape $name: status says enabled" grep -q '^enabled: yes, by chacharngctl' "$tmp/$last.out"
-    if [ "$node" = covered ]; then
+    if [ "$node_sect" = covered ]; then
         expect "shape $name: libcrypto gives Node.js chacharng, and status says so" \
             eval 'grep -qx "V nodejs_conf.providers.chacharng.activate = 1" "$tmp/shapes/$name.after" &&
                 grep -q "^Node.js: covered" "$tmp/$last.out"'
     else
-        expect "shape $name: status names the section Node.js reads, [$node]" \
-            grep -q "^Node.js: not covered: it reads \[$node\]" "$tmp/$last.out"
+        expect "shape $name: status names the section Node.js reads, [$node_sect]" \
+            grep -q "^Node.js: not covered: it reads \[$node_sect\]" "$tmp/$last.out"
     fi
     last=shape-$name-disable
     ctl "$last" --config "$f" disable
