@@ -23,8 +23,8 @@ set -u
 : "${OPENSSL:=openssl}"
 : "${OPENSSL_MODULES:=$abs_top_builddir/.libs}"
 : "${CHACHARNG_PROBE:=$abs_top_builddir/tools/chacharng-probe}"
-: "${CHACHARNG_CTL_AWK:=$abs_top_srcdir/tools/chacharngctl.awk}"
-export OPENSSL OPENSSL_MODULES CHACHARNG_PROBE CHACHARNG_CTL_AWK
+: "${CHACHARNG_CTL_LIB:=$abs_top_srcdir/tools}"
+export OPENSSL OPENSSL_MODULES CHACHARNG_PROBE CHACHARNG_CTL_LIB
 unset CHACHARNG_DEBUG CHACHARNG_IMPL OPENSSL_CONF
 
 ctl=$abs_top_builddir/tools/chacharngctl
@@ -710,7 +710,7 @@ if [ -n "$can_mount" ]; then
         done
         shift
         inns "$onsys"'
-            exec "$@"' sh env -i PATH="$PATH" OPENSSL="$OPENSSL" CHACHARNG_PROBE="$CHACHARNG_PROBE" CHACHARNG_CTL_AWK="$CHACHARNG_CTL_AWK" \
+            exec "$@"' sh env -i PATH="$PATH" OPENSSL="$OPENSSL" CHACHARNG_PROBE="$CHACHARNG_PROBE" CHACHARNG_CTL_LIB="$CHACHARNG_CTL_LIB" \
             ${envs[@]+"${envs[@]}"} sh "$ctl" "$@" >"$tmp/$name.out" 2>&1
         rc=$?
         last=$name
