@@ -605,7 +605,7 @@ if wait_mapped "$with"; then
     last=processes
     OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes
     expect "status --processes: a process with the module now installed" \
-        eval '[ "$rc" = 0 ] && grep -Eq "^  $with +openssl +$tmp/pmods/chacharng.so: the module now installed$" "$tmp/$last.out"'
+        eval '[ "$rc" = 0 ] && grep -Eq "^  $with +openssl +$tmp/pmods/chacharng.so: the module now installed" "$tmp/$last.out"'
     expect "status --processes: a process with libcrypto and no chacharng" \
         eval 'sed -n "/^processes with libcrypto but no chacharng/,\$p" "$tmp/$last.out" | grep -Eq "^  $without +openssl$"'
     # an upgrade replaces the file by rename: the running copy is deleted
@@ -615,10 +615,56 @@ if wait_mapped "$with"; then
     expect "status --processes after an upgrade: the process runs a deleted copy, restart it" \
         eval 'grep -Eq "^  $with +openssl +$tmp/pmods/chacharng.so: a deleted copy .*restart it$" "$tmp/$last.out" &&
             grep -q "^1 process(es) still run an old chacharng" "$tmp/$last.out"'
+    # a process started before enable, with libcrypto and no chacharng:
+    # told to restart, by its start time and the file's change time
+    last=processes-enabled
+    OPENSSL_MODULES=$tmp/pmods ctl "$last.enable" --config "$cnf" enable
+    OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes
+    expect "status --processes after enable: a process started before it is told to restart" \
+        eval 'grep -Eq "^  $without +openssl +started before $cnf last changed: restart it" "$tmp/$last.out"'
+    # a process started while enabled goes on drawing from chacharng
+    # after disable: told so, and to restart
+    mkfifo "$tmp/hold-enabled"
+    OPENSSL_CONF=$cnf OPENSSL_MODULES=$tmp/pmods $OPENSSL dgst <"$tmp/hold-enabled" >/dev/null 2>&1 &
+    enabled=$!
+    exec 6>"$tmp/hold-enabled"
+    if wait_mapped "$enabled"; then
+        OPENSSL_MODULES=$tmp/pmods ctl "$last.disable" --config "$cnf" disable
+        last=processes-disabled
+        OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes
+        expect "status --processes after disable: a process started while enabled still has chacharng: restart it" \
+            eval 'grep -Eq "^  $enabled +openssl +$tmp/pmods/chacharng.so: .*no longer loads it.: restart it" "$tmp/$last.out"'
+        last=processes-only
+        OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes-only
+        expect "status --processes-only: the process list alone" \
+            eval '[ "$(head -n 1 "$tmp/$last.out")" = "processes with chacharng mapped:" ] &&
+                grep -Eq "^  $enabled +openssl" "$tmp/$last.out" && ! grep -q "^RAND_bytes" "$tmp/$last.out"'
+    else
+        not_ok "status --processes: a process under the enabled file never mapped the module"
+        skip "status --processes-only: no process to look at"
+    fi
+    exec 6>&-
+    wait "$enabled" 2>/dev/null
+    # processes whose maps cannot be read are listed as such, not left out
+    if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+        mkdir -m 1777 "$tmp/unreadable"
+        chmod 0755 "$tmp"
+        cp "$cnf" "$tmp/unreadable/openssl.cnf"
+        chmod 0644 "$tmp/unreadable/openssl.cnf"
+        last=processes-unreadable
+        setpriv --reuid=65534 --regid=65534 --clear-groups \
+            env TMPDIR="$tmp/unreadable" OPENSSL_MODULES="$tmp/pmods" sh "$ctl" \
+            --config "$tmp/unreadable/openssl.cnf" status --processes >"$tmp/$last.out" 2>&1
+        expect "status --processes as another user: a process it cannot read is listed as such" \
+            eval 'sed -n "/^processes whose maps cannot be read/,\$p" "$tmp/$last.out" | grep -Eq "^  $with +openssl$"'
+    else
+        skip "status --processes, unreadable maps: need root and setpriv"
+    fi
 else
     not_ok "status --processes: openssl dgst -provider chacharng never mapped the module"
-    skip "status --processes: no process to look at"
-    skip "status --processes: no process to look at"
+    for _ in 1 2 3 4 5 6; do
+        skip "status --processes: no process to look at"
+    done
 fi
 exec 7>&- 8>&-
 kill "$with" "$without" 2>/dev/null
