@@ -484,21 +484,49 @@ ctl "$last-disable" --config "$cnf" disable
 # another writer: a lock across read-check-replace, a compare before it
 # ------------------------------------------------------------------------
 # A writer that holds the lock (on the directory, as chacharngctl(8)
-# says) while enable starts: enable waits for it and keeps its line.
-cp "$orig" "$cnf"
-(flock -x "$tmp" sh -c 'sleep 0.6; echo "# written under the lock" >>"$1"' sh "$cnf") &
-holder=$!
-sleep 0.3
-last=lock-enable
-# (a probe that takes its time: without the lock, the line would be
-# written while enable checks)
-printf '#!/bin/sh\nsleep 0.5\nexec "%s" "$@"\n' "$CHACHARNG_PROBE" >"$tmp/slow-probe"
-chmod +x "$tmp/slow-probe"
-CHACHARNG_PROBE=$tmp/slow-probe ctl "$last" --config "$cnf" enable
-wait "$holder"
-expect "a writer holding the lock: enable waits for it and keeps its line" \
-    eval '[ "$rc" = 0 ] && grep -qx "# written under the lock" "$cnf" && from_chacharng "$cnf" public'
-ctl lock-disable --config "$cnf" disable
+# says) when enable or disable starts, and writes only once chacharngctl
+# waits for that lock (a blocked flock on the directory in /proc/locks):
+# chacharngctl must read the file after it gets the lock, and so keep
+# the line.
+# hold_lock: take the lock in the background ($holder), and return once
+# it is held
+hold_lock() {
+    local ino
+    ino=$(stat -c %i "$tmp")
+    rm -f "$tmp/held"
+    flock -x "$tmp" sh -c '
+        : >"$3"
+        for _ in $(seq 600); do
+            grep -Eq "^[0-9]+: -> FLOCK .*:$2 " /proc/locks && break
+            sleep 0.05
+        done
+        echo "# written under the lock" >>"$1"' sh "$cnf" "$ino" "$tmp/held" &
+    holder=$!
+    while [ ! -e "$tmp/held" ] && kill -0 "$holder" 2>/dev/null; do
+        sleep 0.05
+    done
+}
+for step in enable disable; do
+    cp "$orig" "$cnf"
+    [ "$step" = disable ] && ctl enabled --config "$cnf" enable
+    cp "$orig" "$tmp/lock.expected"
+    [ "$step" = enable ] && cp "$cnf" "$tmp/lock.expected"
+    echo "# written under the lock" >>"$tmp/lock.expected"
+    hold_lock
+    last=lock-$step
+    ctl "$last" --config "$cnf" "$step"
+    wait "$holder"
+    if [ "$step" = enable ]; then
+        expect "a writer holding the lock: enable waits for it and keeps its line" \
+            eval '[ "$rc" = 0 ] && grep -qx "# written under the lock" "$cnf" && from_chacharng "$cnf" public'
+        ctl lock-disable --config "$cnf" disable
+        expect "a writer holding the lock: then disable gives back the file with that line" \
+            cmp "$cnf" "$tmp/lock.expected"
+    else
+        expect "a writer holding the lock: disable waits for it and keeps its line" \
+            eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$tmp/lock.expected"'
+    fi
+done
 
 # A writer that takes no lock, between chacharngctl's read and its
 # rename (an awk that appends to the file as soon as chacharngctl's first
