@@ -32,10 +32,9 @@
  * is printed as such (the config modules then fail or do nothing). */
 static int is_module_key(const char *name)
 {
-    static const char *const keys[] = {"providers",   "random",
-                                       "ssl_conf",    "alg_section",
-                                       "engines",     "oid_section",
-                                       "stbl_section"};
+    static const char *const keys[] = { "providers",   "random",  "ssl_conf",
+                                        "alg_section", "engines", "oid_section",
+                                        "stbl_section" };
     size_t i;
 
     for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
