@@ -255,6 +255,28 @@ echo '# added by the admin' >>"$tmp/admin.expected"
 ctl disabled --config "$cnf" disable
 expect "edit in between: only chacharng's lines removed" cmp "$cnf" "$tmp/admin.expected"
 
+# lines of an earlier chacharngctl (no digest): its own when taking them
+# out gives its backup byte for byte, and only then
+for nl in with without; do
+    if [ "$nl" = with ]; then cp "$orig" "$tmp/legacy.orig"; else head -c -1 "$orig" >"$tmp/legacy.orig"; fi
+    cp "$tmp/legacy.orig" "$cnf"
+    ctl enabled --config "$cnf" enable
+    sed -i 's/ # chacharngctl:[0-9a-f]\{16\}$/ # chacharngctl/' "$cnf"
+    last=legacy-$nl
+    ctl "$last" --config "$cnf" disable
+    expect "lines of an earlier chacharngctl, $nl a final newline: disable, byte for byte" \
+        eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$tmp/legacy.orig"'
+done
+cp "$orig" "$cnf"
+ctl enabled --config "$cnf" enable
+sed -i 's/ # chacharngctl:[0-9a-f]\{16\}$/ # chacharngctl/' "$cnf"
+echo '# added by the admin' >>"$cnf"
+cp "$cnf" "$tmp/legacy.edited"
+last=legacy-edited
+ctl "$last" --config "$cnf" disable
+expect "lines of an earlier chacharngctl, the file edited since: not taken for its own" \
+    eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$tmp/legacy.edited" && grep -q "still loads chacharng" "$tmp/$last.out"'
+
 # no newline at the end of the file
 head -c -1 "$orig" >"$tmp/nonl.orig"
 cp "$tmp/nonl.orig" "$cnf"

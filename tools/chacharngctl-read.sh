@@ -37,8 +37,17 @@ sign() {
 }
 
 # owned_lines FILE: the numbers of the lines chacharngctl added to FILE,
-# those whose digest matches their text, on one line
+# those whose digest matches their text (or, from an earlier
+# chacharngctl, see legacy_lines), on one line
 owned_lines() {
+    l_own=$(digest_lines "$1")
+    if [ -n "$l_own" ]; then
+        printf '%s' "$l_own"
+    else
+        legacy_lines "$1"
+    fi
+}
+digest_lines() {
     cr=$(printf '\r')
     grep -n " # chacharngctl:[0-9a-f]\{16\}$cr\{0,1\}\$" "$1" |
         while IFS= read -r l; do
@@ -47,6 +56,23 @@ owned_lines() {
             [ "$(sign "${rest% # chacharngctl:*}")" = "${rest##*# chacharngctl:}" ] &&
                 printf '%s ' "$n"
         done
+}
+
+# legacy_lines FILE: the numbers of the lines an earlier chacharngctl
+# added (ending in "# chacharngctl" with no digest), on one line, but
+# only when taking exactly those out gives the backup it kept byte for
+# byte: the record that they are its own.
+legacy_lines() {
+    l_cr=$(printf '\r')
+    l_bak=$target.chacharngctl.bak
+    [ -f "$l_bak" ] || return 0
+    l_nums=$(grep -n " # chacharngctl$l_cr\{0,1\}\$" "$1" | cut -d: -f1 | tr '\n' ' ')
+    [ -n "$l_nums" ] || return 0
+    l_nonl=0
+    [ -n "$(tail -c 1 "$1")" ] && l_nonl=1
+    awk -v job=strip -v owned="$l_nums" -v input_l_nonl="$l_nonl" -f "$AWK_FILE" "$1" \
+        >"$work/legacy" 2>/dev/null &&
+        cmp -s "$work/legacy" "$l_bak" && printf '%s' "$l_nums"
 }
 
 # sign_lines FILE: FILE with each "# chacharngctl:@SIG@" made a digest
