@@ -84,7 +84,7 @@ cmd_processes() {
         case $path in libcrypto | unreadable) continue ;; esac
         n=$((n + 1))
         comm=$(cat "/proc/$pid/comm" 2>/dev/null) || comm='?'
-        if [ "$del" = 1 ] && [ -z "$loads" ]; then
+        if [ "$del" = 1 ] && [ -z "$loads" ] && started_before "$pid" "$changed"; then
             what="a deleted copy (replaced or removed since it started), and $target no longer loads chacharng: restart it to stop using chacharng"
             off=$((off + 1))
         elif [ "$del" = 1 ]; then
