@@ -65,7 +65,9 @@ cmd_processes() {
     cur_id=$(stat -L -c '%Hd:%Ld %i' "$cur" 2>/dev/null) || cur_id=
     changed=$(stat -c %.9Z "$target" 2>/dev/null) || changed=0
     hz=$(getconf CLK_TCK 2>/dev/null) || hz=100
-    btime=$(awk '$1 == "btime" { print $2 }' /proc/stat)
+    # the boot time to a fraction of a second (btime in /proc/stat is
+    # whole seconds, too coarse beside the file's change time)
+    btime=$(awk -v now="$(date +%s.%N)" '{ printf "%.3f\n", now - $1 }' /proc/uptime)
     # whether libcrypto, reading the file now, loads chacharng
     loads=
     [ -n "$f_chacharng" ] && loads=1
