@@ -63,6 +63,15 @@ ctl() {
     rc=$?
 }
 
+# copy_for_other_user DIR: chacharngctl, its parts and the probe in
+# DIR/lib, which another user can read wherever the build tree is
+copy_for_other_user() {
+    mkdir -p "$1/lib"
+    cp "$ctl" "$CHACHARNG_CTL_LIB"/chacharngctl.awk "$CHACHARNG_CTL_LIB"/chacharngctl-*.sh \
+        "$CHACHARNG_PROBE" "$1/lib/"
+    chmod -R a+rX "$1/lib"
+}
+
 # expect DESC CONDITION...: a test point; on failure show the last output
 last=
 expect() {
@@ -303,10 +312,10 @@ if [ "$(id -u)" = 0 ]; then
         chown 65534:65534 "$tmp/ro/openssl.cnf"
         chmod 0755 "$tmp"
         last=ro-user
-        # a copy the other user can read wherever the build tree is
-        cp "$ctl" "$tmp/ro/chacharngctl"
+        copy_for_other_user "$tmp/ro"
         setpriv --reuid=65534 --regid=65534 --clear-groups \
-            env TMPDIR="$tmp/ro" sh "$tmp/ro/chacharngctl" --config "$tmp/ro/openssl.cnf" enable >"$tmp/$last.out" 2>&1
+            env TMPDIR="$tmp/ro" CHACHARNG_CTL_LIB="$tmp/ro/lib" CHACHARNG_PROBE="$tmp/ro/lib/chacharng-probe" \
+            sh "$tmp/ro/lib/chacharngctl" --config "$tmp/ro/openssl.cnf" enable >"$tmp/$last.out" 2>&1
         rc=$?
         expect "read-only, other user: refused" \
             eval '[ "$rc" = 1 ] && grep -q "read-only for you: nothing changed" "$tmp/$last.out"'
@@ -702,8 +711,10 @@ if wait_mapped "$with"; then
         cp "$cnf" "$tmp/unreadable/openssl.cnf"
         chmod 0644 "$tmp/unreadable/openssl.cnf"
         last=processes-unreadable
+        copy_for_other_user "$tmp/unreadable"
         setpriv --reuid=65534 --regid=65534 --clear-groups \
-            env TMPDIR="$tmp/unreadable" OPENSSL_MODULES="$tmp/pmods" sh "$ctl" \
+            env TMPDIR="$tmp/unreadable" OPENSSL_MODULES="$tmp/pmods" CHACHARNG_CTL_LIB="$tmp/unreadable/lib" \
+            CHACHARNG_PROBE="$tmp/unreadable/lib/chacharng-probe" sh "$tmp/unreadable/lib/chacharngctl" \
             --config "$tmp/unreadable/openssl.cnf" status --processes >"$tmp/$last.out" 2>&1
         expect "status --processes as another user: a process it cannot read is listed as such" \
             eval 'sed -n "/^processes whose maps cannot be read/,\$p" "$tmp/$last.out" | grep -Eq "^  $with +openssl$"'
