@@ -51,10 +51,11 @@ maps_report() {
 }
 
 # started_before PID TIME: PID started before TIME (seconds since the
-# epoch, with a fraction), by its start time in /proc/PID/stat.
+# epoch, with a fraction), by its start time in /proc/PID/stat; clearly
+# before: more than two clock ticks, the start time's resolution.
 started_before() {
     awk -v pid="$1" -v t="$2" -v hz="$hz" -v btime="$btime" '
-        { sub(/^.*\) /, ""); split($0, f, " "); s = btime + f[20] / hz; exit !(s < t) }' \
+        { sub(/^.*\) /, ""); split($0, f, " "); s = btime + f[20] / hz; exit !(s + 2 / hz < t) }' \
         "/proc/$1/stat" 2>/dev/null
 }
 
