@@ -47,6 +47,9 @@ owned_lines() {
         legacy_lines "$1"
     fi
 }
+
+# digest_lines FILE: the numbers of the lines whose digest matches their
+# text, on one line
 digest_lines() {
     cr=$(printf '\r')
     grep -n " # chacharngctl:[0-9a-f]\{16\}$cr\{0,1\}\$" "$1" |

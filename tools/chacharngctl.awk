@@ -70,7 +70,7 @@ function plan(   p, d, r, name, ours) {
         refuse("chacharng is already configured by hand in [" p "] as libcrypto reads " FILE " (chacharng = " L_hand "): remove those lines first")
     split("chacharng_init chacharng_provider_sect chacharng_default_sect chacharng_sect chacharng_random_sect chacharng_nodejs_init", ours, " ")
     for (name in ours)
-        if ((ours[name] in hdr) || index(" " L_sections " ", " " ours[name] " "))
+        if (ours[name] in hdr)
             refuse("section [" ours[name] "] already exists in " FILE ": remove it first")
     if (rp && L_random_late)
         refuse("in [" init "] of " FILE ", random comes after providers; OpenSSL 3.5+ then unloads the random provider again: move the random line above the providers line")
