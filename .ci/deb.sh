@@ -3,7 +3,7 @@
 #
 # The Debian package, end to end, per Debian release: build the .deb from
 # the release tarball in a copy of that release's chroot
-# (`dpkg-buildpackage -us -uc -b`; `lintian --pedantic` on the .changes where the
+# (`dpkg-buildpackage -us -uc -b`; `lintian --pedantic -E -I` on the .changes where the
 # host's lintian is of the same release), install it with apt into
 # another, clean copy, and run there, each a counted check:
 #   installing changes no configuration;
@@ -137,9 +137,24 @@ inside() {
     verdict $? "module gone: status names the module path and the reason"
     mv /root/chacharng.so.aside "$moddir/chacharng.so"
 
+    # a process started while enabled, to be named at removal and after
+    # disable
+    mkfifo /root/hold
+    openssl dgst </root/hold >/dev/null 2>&1 &
+    holder=$!
+    exec 7>/root/hold
+    show chacharngctl status --processes-only
+    printf '%s\n' "$out" | grep -Eq "^  $holder +openssl +$moddir/chacharng.so: the module now installed$"
+    verdict $? "status --processes-only: a process started while enabled has the module now installed"
+
     # removal while enabled
     show env DEBIAN_FRONTEND=noninteractive apt-get remove -y chacharng
     verdict $? "apt-get remove chacharng (while enabled)"
+    printf '%s\n' "$out" | grep -q "openssl.cnf no longer loads chacharng" &&
+        printf '%s\n' "$out" | grep -Eq "^  $holder +openssl +$moddir/chacharng.so"
+    verdict $? "apt-get remove (while enabled): says openssl.cnf was restored, and names the process that still maps the module"
+    exec 7>&-
+    wait "$holder"
     show cmp "$cnf" "$stock"
     verdict $? "after removal: $cnf byte for byte the stock file"
     [ ! -e "$moddir/chacharng.so" ]
@@ -151,6 +166,26 @@ inside() {
     show env DEBIAN_FRONTEND=noninteractive apt-get purge -y chacharng &&
         [ ! -e "$cnf.chacharngctl.bak" ] && cmp -s "$cnf" "$stock"
     verdict $? "apt-get purge: chacharngctl's backup gone, $cnf the stock file"
+
+    # removal never fails because of chacharngctl: never enabled, with
+    # openssl.cnf hard-linked, then missing
+    for shape in hard-linked missing; do
+        DEBIAN_FRONTEND=noninteractive apt-get install -y /root/chacharng_*.deb >/dev/null 2>&1
+        if [ "$shape" = hard-linked ]; then
+            ln "$cnf" /root/openssl.cnf.link
+        else
+            mv "$cnf" /root/openssl.cnf.aside
+        fi
+        show env DEBIAN_FRONTEND=noninteractive apt-get remove -y chacharng
+        verdict $? "apt-get remove, never enabled, $cnf $shape: succeeds"
+        if [ "$shape" = hard-linked ]; then
+            rm -f /root/openssl.cnf.link
+        else
+            mv /root/openssl.cnf.aside "$cnf"
+        fi
+        cmp -s "$cnf" "$stock"
+        verdict $? "apt-get remove, never enabled, $cnf $shape: $cnf unchanged"
+    done
 }
 
 if [ "${1:-}" = --inside ]; then
@@ -332,8 +367,8 @@ run_suite() {
     # lintian of the release the host runs (Debian 12 on CI)
     if command -v lintian >/dev/null &&
         grep -q "VERSION_CODENAME=$suite" /etc/os-release; then
-        echo "\$ lintian --pedantic -I $(basename "$build"/root/src/chacharng_*.changes)" >>"$out"
-        if lintian --pedantic -I "$build"/root/src/chacharng_*.changes \
+        echo "\$ lintian --pedantic -E -I $(basename "$build"/root/src/chacharng_*.changes)" >>"$out"
+        if lintian --pedantic -E -I "$build"/root/src/chacharng_*.changes \
             >"$work/lintian.out" 2>&1 &&
             ! grep -qE '^[EWIPX]: ' "$work/lintian.out"; then
             echo "PASS: lintian --pedantic: no tag but those overridden with a reason ($suite)" >>"$out"

@@ -275,7 +275,7 @@ if [ -z "$quick" ]; then
     # --- shell scripts -----------------------------------------------------
     if command -v shellcheck >/dev/null; then
         check "shellcheck" shellcheck .ci/run .ci/*.sh test/*.sh tools/*.sh debian/prerm debian/postinst debian/postrm
-        check "shellcheck (chacharngctl)" shellcheck -s sh tools/chacharngctl.in
+        check "shellcheck (chacharngctl, with the parts it sources)" shellcheck -s sh -x -P tools tools/chacharngctl.in
     else
         skip "shellcheck" "shellcheck not installed"
     fi

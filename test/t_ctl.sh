@@ -23,7 +23,8 @@ set -u
 : "${OPENSSL:=openssl}"
 : "${OPENSSL_MODULES:=$abs_top_builddir/.libs}"
 : "${CHACHARNG_PROBE:=$abs_top_builddir/tools/chacharng-probe}"
-export OPENSSL OPENSSL_MODULES CHACHARNG_PROBE
+: "${CHACHARNG_CTL_LIB:=$abs_top_srcdir/tools}"
+export OPENSSL OPENSSL_MODULES CHACHARNG_PROBE CHACHARNG_CTL_LIB
 unset CHACHARNG_DEBUG CHACHARNG_IMPL OPENSSL_CONF
 
 ctl=$abs_top_builddir/tools/chacharngctl
@@ -60,6 +61,15 @@ ctl() {
     shift
     sh "$ctl" "$@" >"$tmp/$name.out" 2>&1
     rc=$?
+}
+
+# copy_for_other_user DIR: chacharngctl, its parts and the probe in
+# DIR/lib, which another user can read wherever the build tree is
+copy_for_other_user() {
+    mkdir -p "$1/lib"
+    cp "$ctl" "$CHACHARNG_CTL_LIB"/chacharngctl.awk "$CHACHARNG_CTL_LIB"/chacharngctl-*.sh \
+        "$CHACHARNG_PROBE" "$1/lib/"
+    chmod -R a+rX "$1/lib"
 }
 
 # expect DESC CONDITION...: a test point; on failure show the last output
@@ -254,6 +264,28 @@ echo '# added by the admin' >>"$tmp/admin.expected"
 ctl disabled --config "$cnf" disable
 expect "edit in between: only chacharng's lines removed" cmp "$cnf" "$tmp/admin.expected"
 
+# lines of an earlier chacharngctl (no digest): its own when taking them
+# out gives its backup byte for byte, and only then
+for nl in with without; do
+    if [ "$nl" = with ]; then cp "$orig" "$tmp/legacy.orig"; else head -c -1 "$orig" >"$tmp/legacy.orig"; fi
+    cp "$tmp/legacy.orig" "$cnf"
+    ctl enabled --config "$cnf" enable
+    sed -i 's/ # chacharngctl:[0-9a-f]\{16\}$/ # chacharngctl/' "$cnf"
+    last=legacy-$nl
+    ctl "$last" --config "$cnf" disable
+    expect "lines of an earlier chacharngctl, $nl a final newline: disable, byte for byte" \
+        eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$tmp/legacy.orig"'
+done
+cp "$orig" "$cnf"
+ctl enabled --config "$cnf" enable
+sed -i 's/ # chacharngctl:[0-9a-f]\{16\}$/ # chacharngctl/' "$cnf"
+echo '# added by the admin' >>"$cnf"
+cp "$cnf" "$tmp/legacy.edited"
+last=legacy-edited
+ctl "$last" --config "$cnf" disable
+expect "lines of an earlier chacharngctl, the file edited since: not taken for its own" \
+    eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$tmp/legacy.edited" && grep -q "still loads chacharng" "$tmp/$last.out"'
+
 # no newline at the end of the file
 head -c -1 "$orig" >"$tmp/nonl.orig"
 cp "$tmp/nonl.orig" "$cnf"
@@ -280,10 +312,10 @@ if [ "$(id -u)" = 0 ]; then
         chown 65534:65534 "$tmp/ro/openssl.cnf"
         chmod 0755 "$tmp"
         last=ro-user
-        # a copy the other user can read wherever the build tree is
-        cp "$ctl" "$tmp/ro/chacharngctl"
+        copy_for_other_user "$tmp/ro"
         setpriv --reuid=65534 --regid=65534 --clear-groups \
-            env TMPDIR="$tmp/ro" sh "$tmp/ro/chacharngctl" --config "$tmp/ro/openssl.cnf" enable >"$tmp/$last.out" 2>&1
+            env TMPDIR="$tmp/ro" CHACHARNG_CTL_LIB="$tmp/ro/lib" CHACHARNG_PROBE="$tmp/ro/lib/chacharng-probe" \
+            sh "$tmp/ro/lib/chacharngctl" --config "$tmp/ro/openssl.cnf" enable >"$tmp/$last.out" 2>&1
         rc=$?
         expect "read-only, other user: refused" \
             eval '[ "$rc" = 1 ] && grep -q "read-only for you: nothing changed" "$tmp/$last.out"'
@@ -298,6 +330,92 @@ else
     expect "read-only: refused" eval '[ "$rc" = 1 ] && grep -q "read-only for you" "$tmp/$last.out"'
     expect "read-only: file unchanged" cmp "$tmp/ro/openssl.cnf" "$orig"
 fi
+
+# ------------------------------------------------------------------------
+# config shapes libcrypto reads its own way (test/ctl/shapes): each one is
+# checked before and after through libcrypto's reading (chacharng-probe conf)
+# ------------------------------------------------------------------------
+shapes=$abs_top_srcdir/test/ctl/shapes
+mkdir -p "$tmp/shapes"
+for f in "$shapes"/*.inc; do
+    cp "$f" "$tmp/shapes/"
+done
+# reading FILE: libcrypto's reading of FILE, sorted
+reading() {
+    "$CHACHARNG_PROBE" conf "$1" | LC_ALL=C sort
+}
+# kept_reading BEFORE AFTER: every line of BEFORE is still in AFTER
+kept_reading() {
+    [ -z "$(LC_ALL=C comm -23 "$1" "$2")" ] || {
+        LC_ALL=C comm -23 "$1" "$2" | sed "s/^/# lost: /"
+        return 1
+    }
+}
+# shape NAME OUTCOME NODE: enable on test/ctl/shapes/NAME.cnf; OUTCOME
+# "enabled" or the text of the refusal; NODE "covered" (chacharngctl's
+# own nodejs_conf) or the section of the file's own nodejs_conf
+shape() {
+    local name=$1 outcome=$2 node_sect=$3 f=$tmp/shapes/$1.cnf
+    sed "s|@DIR@|$tmp/shapes|g" "$shapes/$name.cnf" >"$tmp/shapes/$name.orig"
+    cp "$tmp/shapes/$name.orig" "$f"
+    reading "$f" >"$tmp/shapes/$name.before"
+    last=shape-$name-status0
+    ctl "$last" --config "$f" status
+    if [ "$outcome" = enabled ]; then
+        expect "shape $name: status before enable says not enabled" grep -q '^enabled: no$' "$tmp/$last.out"
+    fi
+    last=shape-$name
+    ctl "$last" --config "$f" enable
+    reading "$f" >"$tmp/shapes/$name.after"
+    if [ "$outcome" != enabled ]; then
+        expect "shape $name: refused ($outcome)" \
+            eval '[ "$rc" = 1 ] && grep -q "$outcome" "$tmp/$last.out"'
+        expect "shape $name: refused: file unchanged" cmp "$f" "$tmp/shapes/$name.orig"
+        return
+    fi
+    expect "shape $name: enable" [ "$rc" = 0 ]
+    expect "shape $name: libcrypto reads every setting it read before" \
+        kept_reading "$tmp/shapes/$name.before" "$tmp/shapes/$name.after"
+    expect "shape $name: libcrypto reaches chacharng's provider and random sections" \
+        eval 'grep -qx "V openssl_conf.providers.chacharng.activate = 1" "$tmp/shapes/$name.after" &&
+            grep -qx "V openssl_conf.random.random = CHACHA20-DRBG" "$tmp/shapes/$name.after"'
+    expect "shape $name: a fresh RAND_bytes from chacharng" from_chacharng "$f" public
+    last=shape-$name-status
+    ctl "$last" --config "$f" status
+    expect "shape $name: status says enabled" grep -q '^enabled: yes, by chacharngctl' "$tmp/$last.out"
+    if [ "$node_sect" = covered ]; then
+        expect "shape $name: libcrypto gives Node.js chacharng, and status says so" \
+            eval 'grep -qx "V nodejs_conf.providers.chacharng.activate = 1" "$tmp/shapes/$name.after" &&
+                grep -q "^Node.js: covered" "$tmp/$last.out"'
+    else
+        expect "shape $name: status names the section Node.js reads, [$node_sect]" \
+            grep -q "^Node.js: not covered: it reads \[$node_sect\]" "$tmp/$last.out"
+    fi
+    last=shape-$name-disable
+    ctl "$last" --config "$f" disable
+    expect "shape $name: disable, byte for byte" cmp "$f" "$tmp/shapes/$name.orig"
+}
+shape bom enabled covered
+shape default-header enabled site_node
+shape new-oids enabled covered
+shape continued-key enabled covered
+shape comment-backslash enabled covered
+shape node-quoted enabled site_node
+shape node-var enabled site_node
+shape node-continued enabled site_node
+shape include-node enabled covered
+shape admin-mark enabled covered
+shape crlf enabled covered
+shape include-tls "named by openssl_conf, is not in" -
+shape include-hand "already configured by hand" -
+last=shape-include-hand-status
+ctl "$last" --config "$tmp/shapes/include-hand.cnf" status
+expect "shape include-hand: status says configured by hand" \
+    grep -q '^enabled: configured by hand' "$tmp/$last.out"
+cp "$tmp/shapes/crlf.orig" "$tmp/shapes/crlf.cnf"
+ctl crlf --config "$tmp/shapes/crlf.cnf" enable
+expect "shape crlf: every line enable adds ends in CR LF" \
+    eval '[ "$(grep -c "$(printf "\r")\$" "$tmp/shapes/crlf.cnf")" = "$(wc -l <"$tmp/shapes/crlf.cnf")" ]'
 
 # ------------------------------------------------------------------------
 # the user's file in every message
@@ -366,25 +484,80 @@ expect "hard link: file unchanged, still one file with two names" \
     eval 'cmp -s "$cnf" "$orig" && [ "$(stat -c %h "$cnf")" = 2 ] && [ "$cnf" -ef "$tmp/edge.link" ]'
 rm -f "$tmp/edge.link"
 
+# disable with nothing of its own to remove succeeds, whatever the file:
+# package removal runs it
+last=disable-missing
+ctl "$last" --config "$tmp/no-such.cnf" disable
+expect "disable, no such file: success, nothing to do" \
+    eval '[ "$rc" = 0 ] && [ ! -e "$tmp/no-such.cnf" ]'
+cp "$orig" "$cnf"
+ln "$cnf" "$tmp/edge.link"
+last=disable-hardlink
+ctl "$last" --config "$cnf" disable
+expect "disable, hard link, not enabled: success, file unchanged" \
+    eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$orig" && [ "$cnf" -ef "$tmp/edge.link" ]'
+rm -f "$tmp/edge.link"
+
+# the backup's name a symlink to a directory (--config in a directory
+# others can write): the backup replaces the symlink, never lands inside
+mkdir -p "$tmp/bakdir"
+cp "$orig" "$cnf"
+rm -f "$cnf.chacharngctl.bak"
+ln -s "$tmp/bakdir" "$cnf.chacharngctl.bak"
+last=bak-symlink
+ctl "$last" --config "$cnf" enable
+expect "backup name a symlink to a directory: the backup is a file in its place, nothing in the directory" \
+    eval '[ "$rc" = 0 ] && [ ! -L "$cnf.chacharngctl.bak" ] && cmp -s "$cnf.chacharngctl.bak" "$orig" &&
+        [ -z "$(ls -A "$tmp/bakdir")" ]'
+ctl "$last-disable" --config "$cnf" disable
+
 # ------------------------------------------------------------------------
 # another writer: a lock across read-check-replace, a compare before it
 # ------------------------------------------------------------------------
 # A writer that holds the lock (on the directory, as chacharngctl(8)
-# says) while enable starts: enable waits for it and keeps its line.
-cp "$orig" "$cnf"
-(flock -x "$tmp" sh -c 'sleep 0.6; echo "# written under the lock" >>"$1"' sh "$cnf") &
-holder=$!
-sleep 0.3
-last=lock-enable
-# (a probe that takes its time: without the lock, the line would be
-# written while enable checks)
-printf '#!/bin/sh\nsleep 0.5\nexec "%s" "$@"\n' "$CHACHARNG_PROBE" >"$tmp/slow-probe"
-chmod +x "$tmp/slow-probe"
-CHACHARNG_PROBE=$tmp/slow-probe ctl "$last" --config "$cnf" enable
-wait "$holder"
-expect "a writer holding the lock: enable waits for it and keeps its line" \
-    eval '[ "$rc" = 0 ] && grep -qx "# written under the lock" "$cnf" && from_chacharng "$cnf" public'
-ctl lock-disable --config "$cnf" disable
+# says) when enable or disable starts, and writes only once chacharngctl
+# waits for that lock (a blocked flock on the directory in /proc/locks):
+# chacharngctl must read the file after it gets the lock, and so keep
+# the line.
+# hold_lock: take the lock in the background ($holder), and return once
+# it is held
+hold_lock() {
+    local ino
+    ino=$(stat -c %i "$tmp")
+    rm -f "$tmp/held"
+    flock -x "$tmp" sh -c '
+        : >"$3"
+        for _ in $(seq 600); do
+            grep -Eq "^[0-9]+: -> FLOCK .*:$2 " /proc/locks && break
+            sleep 0.05
+        done
+        echo "# written under the lock" >>"$1"' sh "$cnf" "$ino" "$tmp/held" &
+    holder=$!
+    while [ ! -e "$tmp/held" ] && kill -0 "$holder" 2>/dev/null; do
+        sleep 0.05
+    done
+}
+for step in enable disable; do
+    cp "$orig" "$cnf"
+    [ "$step" = disable ] && ctl enabled --config "$cnf" enable
+    cp "$orig" "$tmp/lock.expected"
+    [ "$step" = enable ] && cp "$cnf" "$tmp/lock.expected"
+    echo "# written under the lock" >>"$tmp/lock.expected"
+    hold_lock
+    last=lock-$step
+    ctl "$last" --config "$cnf" "$step"
+    wait "$holder"
+    if [ "$step" = enable ]; then
+        expect "a writer holding the lock: enable waits for it and keeps its line" \
+            eval '[ "$rc" = 0 ] && grep -qx "# written under the lock" "$cnf" && from_chacharng "$cnf" public'
+        ctl lock-disable --config "$cnf" disable
+        expect "a writer holding the lock: then disable gives back the file with that line" \
+            cmp "$cnf" "$tmp/lock.expected"
+    else
+        expect "a writer holding the lock: disable waits for it and keeps its line" \
+            eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$tmp/lock.expected"'
+    fi
+done
 
 # A writer that takes no lock, between chacharngctl's read and its
 # rename (an awk that appends to the file as soon as chacharngctl's first
@@ -491,7 +664,7 @@ if wait_mapped "$with"; then
     last=processes
     OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes
     expect "status --processes: a process with the module now installed" \
-        eval '[ "$rc" = 0 ] && grep -Eq "^  $with +openssl +$tmp/pmods/chacharng.so: the module now installed$" "$tmp/$last.out"'
+        eval '[ "$rc" = 0 ] && grep -Eq "^  $with +openssl +$tmp/pmods/chacharng.so: the module now installed" "$tmp/$last.out"'
     expect "status --processes: a process with libcrypto and no chacharng" \
         eval 'sed -n "/^processes with libcrypto but no chacharng/,\$p" "$tmp/$last.out" | grep -Eq "^  $without +openssl$"'
     # an upgrade replaces the file by rename: the running copy is deleted
@@ -501,10 +674,58 @@ if wait_mapped "$with"; then
     expect "status --processes after an upgrade: the process runs a deleted copy, restart it" \
         eval 'grep -Eq "^  $with +openssl +$tmp/pmods/chacharng.so: a deleted copy .*restart it$" "$tmp/$last.out" &&
             grep -q "^1 process(es) still run an old chacharng" "$tmp/$last.out"'
+    # a process started before enable, with libcrypto and no chacharng:
+    # told to restart, by its start time and the file's change time
+    last=processes-enabled
+    OPENSSL_MODULES=$tmp/pmods ctl "$last.enable" --config "$cnf" enable
+    OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes
+    expect "status --processes after enable: a process started before it is told to restart" \
+        eval 'grep -Eq "^  $without +openssl +started before $cnf last changed: restart it" "$tmp/$last.out"'
+    # a process started while enabled goes on drawing from chacharng
+    # after disable: told so, and to restart
+    mkfifo "$tmp/hold-enabled"
+    OPENSSL_CONF=$cnf OPENSSL_MODULES=$tmp/pmods $OPENSSL dgst <"$tmp/hold-enabled" >/dev/null 2>&1 &
+    enabled=$!
+    exec 6>"$tmp/hold-enabled"
+    if wait_mapped "$enabled"; then
+        OPENSSL_MODULES=$tmp/pmods ctl "$last.disable" --config "$cnf" disable
+        last=processes-disabled
+        OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes
+        expect "status --processes after disable: a process started while enabled still has chacharng: restart it" \
+            eval 'grep -Eq "^  $enabled +openssl +$tmp/pmods/chacharng.so: .*no longer loads it.: restart it" "$tmp/$last.out"'
+        last=processes-only
+        OPENSSL_MODULES=$tmp/pmods ctl "$last" --config "$cnf" status --processes-only
+        expect "status --processes-only: the process list alone" \
+            eval '[ "$(head -n 1 "$tmp/$last.out")" = "processes with chacharng mapped:" ] &&
+                grep -Eq "^  $enabled +openssl" "$tmp/$last.out" && ! grep -q "^RAND_bytes" "$tmp/$last.out"'
+    else
+        not_ok "status --processes: a process under the enabled file never mapped the module"
+        skip "status --processes-only: no process to look at"
+    fi
+    exec 6>&-
+    wait "$enabled" 2>/dev/null
+    # processes whose maps cannot be read are listed as such, not left out
+    if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+        mkdir -m 1777 "$tmp/unreadable"
+        chmod 0755 "$tmp"
+        cp "$cnf" "$tmp/unreadable/openssl.cnf"
+        chmod 0644 "$tmp/unreadable/openssl.cnf"
+        last=processes-unreadable
+        copy_for_other_user "$tmp/unreadable"
+        setpriv --reuid=65534 --regid=65534 --clear-groups \
+            env TMPDIR="$tmp/unreadable" OPENSSL_MODULES="$tmp/pmods" CHACHARNG_CTL_LIB="$tmp/unreadable/lib" \
+            CHACHARNG_PROBE="$tmp/unreadable/lib/chacharng-probe" sh "$tmp/unreadable/lib/chacharngctl" \
+            --config "$tmp/unreadable/openssl.cnf" status --processes >"$tmp/$last.out" 2>&1
+        expect "status --processes as another user: a process it cannot read is listed as such" \
+            eval 'sed -n "/^processes whose maps cannot be read/,\$p" "$tmp/$last.out" | grep -Eq "^  $with +openssl$"'
+    else
+        skip "status --processes, unreadable maps: need root and setpriv"
+    fi
 else
     not_ok "status --processes: openssl dgst -provider chacharng never mapped the module"
-    skip "status --processes: no process to look at"
-    skip "status --processes: no process to look at"
+    for _ in 1 2 3 4 5 6; do
+        skip "status --processes: no process to look at"
+    done
 fi
 exec 7>&- 8>&-
 kill "$with" "$without" 2>/dev/null
@@ -596,7 +817,7 @@ if [ -n "$can_mount" ]; then
         done
         shift
         inns "$onsys"'
-            exec "$@"' sh env -i PATH="$PATH" OPENSSL="$OPENSSL" CHACHARNG_PROBE="$CHACHARNG_PROBE" \
+            exec "$@"' sh env -i PATH="$PATH" OPENSSL="$OPENSSL" CHACHARNG_PROBE="$CHACHARNG_PROBE" CHACHARNG_CTL_LIB="$CHACHARNG_CTL_LIB" \
             ${envs[@]+"${envs[@]}"} sh "$ctl" "$@" >"$tmp/$name.out" 2>&1
         rc=$?
         last=$name

@@ -11,6 +11,9 @@
  * in use" on its first random_bytes call when CHACHARNG_DEBUG is set, and
  * the RAND call below is the first thing that can make one, so the
  * script reads that line from stderr.
+ *
+ * `chacharng-probe conf FILE` prints libcrypto's reading of FILE instead
+ * (probe-conf.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +23,8 @@
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 #include <openssl/rand.h>
+
+#include "probe-conf.h"
 
 /* Print "LABEL NAME PROVIDER" for the DRBG |ctx| (NAME and PROVIDER are
  * "-" when there is none). */
@@ -38,10 +43,13 @@ int main(int argc, char **argv)
     unsigned char buf[32];
     int private, ok;
 
+    if (argc == 3 && strcmp(argv[1], "conf") == 0)
+        return probe_conf(argv[2]);
     if (argc != 2
         || (strcmp(argv[1], "public") != 0
             && strcmp(argv[1], "private") != 0)) {
-        fprintf(stderr, "usage: chacharng-probe public|private\n");
+        fprintf(stderr, "usage: chacharng-probe public|private\n"
+                        "       chacharng-probe conf FILE\n");
         return 2;
     }
     private = strcmp(argv[1], "private") == 0;

@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=sh
+# shellcheck disable=SC2154 # the variables of chacharngctl, which sources this
+#
+# chacharngctl: replacing the file under a lock, with its attributes
+# (sourced by chacharngctl).
+
+# ------------------------------------------------------------------------
+# Replacing the file
+# ------------------------------------------------------------------------
+# enable and disable hold an flock(2) lock on the target's directory from
+# before they read the file to after they replace it (the directory, not
+# the file: the rename replaces the file's inode), so two runs never
+# interleave.  They work on a snapshot, and replace the file only if it
+# is still the snapshot, byte for byte and inode for inode.  A writer
+# that takes no lock can still slip in between that last look and the
+# rename; chacharngctl(8) says so.
+
+# lock_target: take the lock, waiting up to a minute for another holder.
+lock_target() {
+    command -v flock >/dev/null ||
+        die "flock (util-linux) is missing: cannot lock $dir; $target unchanged"
+    (: <"$dir") 2>/dev/null ||
+        die "cannot open $dir to lock it: $target unchanged"
+    exec 9<"$dir"
+    flock -w 60 9 ||
+        die "another program has held the lock on $dir (for $target) for a minute: $target unchanged"
+}
+
+# snapshot: $work/orig, the target as read now, and $orig_id, its inode.
+snapshot() {
+    [ -r "$target" ] || die "cannot read $target: permission denied"
+    links=$(stat -c %h "$target") || die "cannot stat $target"
+    if [ "$links" -gt 1 ]; then
+        die "$target has $links names (hard links): a new file in its place would leave the other names with the old one.  Nothing changed; remove the other links, or edit the file by hand."
+    fi
+    orig_id=$(stat -c '%d %i' "$target")
+    err=$(cp "$target" "$work/orig" 2>&1) ||
+        die "cannot write a copy of $target in $work: $(reason "$err"): nothing changed"
+}
+
+# still_as_read: the target is the snapshot still.
+still_as_read() {
+    [ "$(stat -c '%d %i' "$target" 2>/dev/null)" = "$orig_id" ] &&
+        cmp -s "$target" "$work/orig"
+}
+
+# attrs FILE: owner, group, mode and every extended attribute (ACLs and
+# security labels are extended attributes) of FILE.
+attrs() {
+    stat -c '%u %g %a' "$1"
+    if command -v getfattr >/dev/null; then
+        getfattr -h -d -m - -e hex "$1" 2>/dev/null | sed '/^# file:/d'
+    fi
+}
+
+# scratch_copy WHAT CONTENT: a new file beside the target, with the
+# target's owner, mode, ACL and extended attributes, holding CONTENT;
+# prints its name.  On failure, $work/why says why (WHAT names the file).
+scratch_copy() {
+    exec 3>"$work/why"
+    f=$(mktemp "$dir/.chacharngctl.XXXXXX" 2>/dev/null) || {
+        echo "cannot create $1 in $dir (read-only?)" >&3
+        return 1
+    }
+    printf '%s\n' "$f"
+    preserve=mode,ownership,xattr
+    command -v selinuxenabled >/dev/null && selinuxenabled && preserve=$preserve,context
+    if ! err=$(cp --attributes-only --preserve=$preserve "$target" "$f" 2>&1) ||
+        [ "$(attrs "$f")" != "$(attrs "$target")" ]; then
+        echo "cannot give $1 the owner, mode, ACL and extended attributes of $target${err:+: $(reason "$err")}" >&3
+        return 1
+    fi
+    if ! err=$(cat "$2" 2>&1 >"$f") || ! err=$(sync "$f" 2>&1); then
+        echo "cannot write $1 ($f): $(reason "$err")" >&3
+        return 1
+    fi
+}
+
+# $beside: the new file (content CONTENT) beside the target, or a clear
+# refusal.
+make_beside() {
+    [ -w "$target" ] || die "$target is read-only for you: nothing changed"
+    beside=$(scratch_copy "the new $target" "$1") || {
+        [ -n "$beside" ] && rm -f "$beside"
+        beside=
+        die "$(cat "$work/why"): nothing changed"
+    }
+}
+
+# install_file: $beside takes the target's place by rename(2), the old
+# file (the snapshot, with the target's attributes) becoming the backup
+# first; only if the target is still what was read.
+install_file() {
+    bak_new=$(scratch_copy "the backup $target.chacharngctl.bak" "$work/orig") || {
+        [ -n "$bak_new" ] && rm -f "$bak_new"
+        bak_new=
+        die "$(cat "$work/why"): nothing changed"
+    }
+    still_as_read ||
+        die "$target changed while $prog worked on it (another program wrote it): nothing changed; run $prog again"
+    mv -f -T "$bak_new" "$target.chacharngctl.bak" ||
+        die "cannot keep a backup in $target.chacharngctl.bak: $target unchanged"
+    bak_new=
+    mv -f "$beside" "$target" || die "cannot replace $target: $target unchanged"
+    beside=
+}
