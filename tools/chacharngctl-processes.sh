@@ -136,22 +136,21 @@ cmd_processes() {
         printf '  %-7s %s\n' "$pid" "$comm"
     done <"$work/maps"
     [ "$1" = full ] || return 0
-    if [ "$stale" -gt 0 ]; then
-        echo "$stale process(es) still run an old chacharng: restart them (a reload is not"
-        echo "enough where the master process stays, as nginx's does)"
-    fi
-    if [ "$off" -gt 0 ]; then
-        echo "$off process(es) still draw from chacharng, which $target no longer loads:"
-        echo "restart them (a reload is not enough where the master process stays)"
-    fi
-    if [ "$before" -gt 0 ]; then
-        echo "$before process(es) started before the last change to $target to restart"
-        echo "for it to reach them"
-    fi
-    if [ "$u" -gt 0 ]; then
-        echo "$u process(es) whose maps cannot be read: run as root (outside any user"
-        echo "namespace) to see them"
-    fi
+    count_note "$stale" "still run an old chacharng: restart them (a reload is not" \
+        "enough where the master process stays, as nginx's does)"
+    count_note "$off" "still draw from chacharng, which $target no longer loads:" \
+        "restart them (a reload is not enough where the master process stays)"
+    count_note "$before" "started before the last change to $target to restart" \
+        "for it to reach them"
+    count_note "$u" "whose maps cannot be read: run as root (outside any user" \
+        "namespace) to see them"
+}
+
+# count_note N TEXT MORE: "N process(es) TEXT", then MORE, where N > 0.
+count_note() {
+    [ "$1" -gt 0 ] || return 0
+    echo "$1 process(es) $2"
+    echo "$3"
 }
 
 # restart_note: what a change means for programs already running.

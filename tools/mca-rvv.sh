@@ -70,13 +70,16 @@ trap 'rm -rf "$work"' EXIT
 
 # The loop of path $1 as llvm-mca input, its back branch to a label.
 loop_text() {
-    local from to
-    from=$("$nm" "$obj" | awk -v s="chacha_rvv_mca_$1_begin" '$3 == s { print "0x" $1 }')
-    to=$("$nm" "$obj" | awk -v s="chacha_rvv_mca_$1_end" '$3 == s { print "0x" $1 }')
-    [ -n "$from" ] && [ -n "$to" ] || return 1
+    local range
+    # both addresses from one symbol table read: "0xBEGIN 0xEND"
+    range=$("$nm" "$obj" | awk -v b="chacha_rvv_mca_$1_begin" \
+        -v e="chacha_rvv_mca_$1_end" '$3 == b { f = "0x" $1 }
+            $3 == e { t = "0x" $1 }
+            END { if (f != "" && t != "") print f, t }')
+    [ -n "$range" ] || return 1
     printf '# LLVM-MCA-RISCV-LMUL M1\n# LLVM-MCA-RISCV-SEW E32\n.Lloop:\n'
     "$objdump" -d --mattr=+v,+zvkb --no-show-raw-insn --no-leading-addr \
-        --start-address="$from" --stop-address="$to" "$obj" \
+        --start-address="${range% *}" --stop-address="${range#* }" "$obj" \
         | awk -F'\t' 'NF >= 3 && $1 ~ /^ *$/ { print $2 "\t" $3 }' \
         | sed -e 's/0x[0-9a-f]* <[^>]*>/.Lloop/'
 }

@@ -115,7 +115,7 @@ static int parse_seed(const char *hex, unsigned char seed[SEED_BYTES])
 
 /* A TEST-RAND context (default provider) handing out |seed|, or NULL. */
 static EVP_RAND_CTX *fixed_parent(OSSL_LIB_CTX *libctx,
-                                  const unsigned char seed[SEED_BYTES])
+                                  unsigned char seed[SEED_BYTES])
 {
     EVP_RAND *test_rand = EVP_RAND_fetch(libctx, "TEST-RAND", NULL);
     EVP_RAND_CTX *parent =
@@ -127,8 +127,8 @@ static EVP_RAND_CTX *fixed_parent(OSSL_LIB_CTX *libctx,
     if (parent == NULL)
         return NULL;
     p[0] = OSSL_PARAM_construct_uint(OSSL_RAND_PARAM_STRENGTH, &strength);
-    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY,
-                                             (void *)seed, SEED_BYTES);
+    p[1] = OSSL_PARAM_construct_octet_string(OSSL_RAND_PARAM_TEST_ENTROPY, seed,
+                                             SEED_BYTES);
     p[2] = OSSL_PARAM_construct_end();
     if (!EVP_RAND_CTX_set_params(parent, p)
         || !EVP_RAND_instantiate(parent, strength, 0, NULL, 0, NULL)) {
@@ -163,7 +163,7 @@ struct source {
 
 /* Load CHACHA20-DRBG as an application would, under |seed|'s fixed parent
  * unless |seed| is NULL.  Returns 1, or 0 with a message. */
-static int source_open(struct source *src, const unsigned char *seed)
+static int source_open(struct source *src, unsigned char *seed)
 {
     memset(src, 0, sizeof(*src));
     src->libctx = OSSL_LIB_CTX_new();
@@ -277,7 +277,7 @@ int main(int argc, char **argv)
 {
     const char *want = NULL;
     unsigned char seed[SEED_BYTES];
-    const unsigned char *fixed = NULL;
+    unsigned char *fixed = NULL;
     unsigned long long limit = 0;
     struct source src;
     int opt, ok;
