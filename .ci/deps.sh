@@ -31,21 +31,17 @@ if [ "$(id -u)" -ne 0 ]; then
     as_root=(sudo)
 fi
 
-case " ${want[*]} " in
-*":arm64 "*)
-    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-        "${as_root[@]}" dpkg --add-architecture arm64
-        need_update=1
-    fi ;;
-esac
-# libssl-dev:ppc64el co-installs with the host's on Debian 12 as arm64's does
-case " ${want[*]} " in
-*":ppc64el "*)
-    if ! dpkg --print-foreign-architectures | grep -qx ppc64el; then
-        "${as_root[@]}" dpkg --add-architecture ppc64el
-        need_update=1
-    fi ;;
-esac
+# the foreign architectures whose libssl-dev co-installs with the host's
+# on Debian 12 (arm64, ppc64el; not s390x, whose security updates lag)
+for arch in arm64 ppc64el; do
+    case " ${want[*]} " in
+    *":$arch "*)
+        if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+            "${as_root[@]}" dpkg --add-architecture "$arch"
+            need_update=1
+        fi ;;
+    esac
+done
 
 missing=()
 for p in "${want[@]}"; do

@@ -683,9 +683,6 @@ FUNC_END(chacharng_chacha_blocks_avx2)
  * held key or keystream; out, st and nblocks-derived values may remain in
  * rcx, rdx, rsi, rdi and r8.
  */
-#define K_VOUT  32              /* out */
-#define K_N     40              /* nblocks */
-#define K_ST    48              /* st */
 #define K_RSP   56              /* rsp after the pushes */
 /* The CFA is K_RSP's value + 56 (six pushes and the return address). */
 #define K_CFA_FROM_FRAME                                                       \
@@ -701,11 +698,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx2)
         subq    $AREA, %rsp
         movq    %r11, K_RSP(%rsp)
         K_CFA_FROM_FRAME
-        movq    %rdi, B1_OUT(%rsp)
-        movq    %rdx, B1_ST(%rsp)
-        movq    %rsi, K_VOUT(%rsp)
-        movq    %rcx, K_N(%rsp)
-        movq    %rdx, K_ST(%rsp)
+        K_SAVE_ARGS
         testq   %rcx, %rcx
         jz      .Lkey_alone
         cmpq    $16, %rcx
@@ -719,14 +712,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx2)
         PAIR_LOAD
         movq    %rsi, %rbp
         B1_LOAD                         /* ebp counts double rounds */
-        .p2align 4
-.Lkey_dround:
-        PAIR_COLUMNS
-        B1_COLUMNS
-        PAIR_DIAGONALS
-        B1_DIAGONALS
-        decl    %ebp
-        jnz     .Lkey_dround
+        K_PAIR_DROUNDS
         B1_FINISH                       /* key[0..64); rax = 0 */
         PAIR_SPILL
         movq    K_ST(%rsp), %rsi

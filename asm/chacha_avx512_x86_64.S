@@ -700,9 +700,6 @@ FUNC_END(chacharng_chacha_blocks_avx512)
  * before returning on every path, and the red zone as the main kernel's.
  * Registers on exit as for the main kernel.
  */
-#define K_VOUT 32
-#define K_N 40
-#define K_ST 48
 #define K_FRAME 64
 
         .p2align 6
@@ -711,11 +708,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx512)
         B1_PUSH
         subq    $K_FRAME, %rsp
         .cfi_adjust_cfa_offset K_FRAME
-        movq    %rdi, B1_OUT(%rsp)
-        movq    %rdx, B1_ST(%rsp)
-        movq    %rsi, K_VOUT(%rsp)
-        movq    %rcx, K_N(%rsp)
-        movq    %rdx, K_ST(%rsp)
+        K_SAVE_ARGS
         testq   %rcx, %rcx
         jz      .Lkey_alone
         cmpq    $16, %rcx

@@ -259,4 +259,38 @@
         ret
 .endm
 
+/*
+ * Keyed entries (chacha_blocks_key_fn: rdi key, rsi out, rdx st, rcx
+ * nblocks): where each keeps its arguments in its frame, above the
+ * one-block path's own words, and the store of them on entry.  B1_FINISH
+ * finds the key buffer and st at B1_OUT and B1_ST.
+ */
+#define K_VOUT 32 /* out */
+#define K_N 40    /* nblocks */
+#define K_ST 48   /* st */
+
+.macro K_SAVE_ARGS
+        movq    %rdi, B1_OUT(%rsp)
+        movq    %rdx, B1_ST(%rsp)
+        movq    %rsi, K_VOUT(%rsp)
+        movq    %rcx, K_N(%rsp)
+        movq    %rdx, K_ST(%rsp)
+.endm
+
+/*
+ * The double rounds of a keyed entry's pair of vector states with the key
+ * block's on the integer registers between their halves (B1_LOAD set ebp
+ * to the count); the caller defines PAIR_COLUMNS and PAIR_DIAGONALS.
+ */
+.macro K_PAIR_DROUNDS
+        .p2align 4
+.Lkey_dround:
+        PAIR_COLUMNS
+        B1_COLUMNS
+        PAIR_DIAGONALS
+        B1_DIAGONALS
+        decl    %ebp
+        jnz     .Lkey_dround
+.endm
+
 #endif

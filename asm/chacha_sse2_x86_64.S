@@ -680,9 +680,6 @@ FUNC_END(chacharng_chacha_blocks_sse2)
  * keystream; out, st and nblocks-derived
  * values may remain in rcx, rdx, rsi, rdi and r8.
  */
-#define K_VOUT  32              /* out */
-#define K_N     40              /* nblocks */
-#define K_ST    48              /* st */
 
         .p2align 5
 FUNC_BEGIN(chacharng_chacha_blocks_key_sse2)
@@ -690,11 +687,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_sse2)
         B1_PUSH
         subq    $FRAME, %rsp
         .cfi_adjust_cfa_offset FRAME
-        movq    %rdi, B1_OUT(%rsp)
-        movq    %rdx, B1_ST(%rsp)
-        movq    %rsi, K_VOUT(%rsp)
-        movq    %rcx, K_N(%rsp)
-        movq    %rdx, K_ST(%rsp)
+        K_SAVE_ARGS
         movq    %rdx, %rbp
         testq   %rcx, %rcx
         jz      .Lkey_alone
@@ -706,14 +699,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_sse2)
         BROADCAST .Liota1
         PAIR_LOAD
         B1_LOAD                         /* ebp counts double rounds */
-        .p2align 4
-.Lkey_dround:
-        PAIR_COLUMNS
-        B1_COLUMNS
-        PAIR_DIAGONALS
-        B1_DIAGONALS
-        decl    %ebp
-        jnz     .Lkey_dround
+        K_PAIR_DROUNDS
         B1_FINISH                       /* key[0..64); rax = 0 */
         PAIR_SPILL
         movq    K_VOUT(%rsp), %rdi

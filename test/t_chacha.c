@@ -366,10 +366,10 @@ static int runs_here(const char *name)
 
 static void body(void)
 {
-    const struct chacha_impl *list, *variants;
+    const struct chacha_impl *list;
     const char *want_best = getenv("CHACHARNG_TEST_BEST");
     const char *want_runs = getenv("CHACHARNG_TEST_RUNS");
-    size_t n, i, nv, v;
+    size_t n;
 
     list = chacha_impl_list(&n);
     TU_OK(n >= 1 && strcmp(list[n - 1].name, "generic") == 0,
@@ -383,21 +383,7 @@ static void body(void)
               chacha_impl_best()->name);
     if (want_runs != NULL)
         TU_OK(runs_here(want_runs), "the CPU can run kernel %s", want_runs);
-    for (i = 0; i < n; i++) {
-        if (!chacha_impl_supported(&list[i])) {
-            tu_skip("kernel %s: not supported by this CPU", list[i].name);
-            continue;
-        }
-        check_kernel(&list[i]);
-        variants = chacha_impl_variants(&list[i], &nv);
-        for (v = 0; v < nv; v++) {
-            if (!chacha_impl_supported(&variants[v]))
-                tu_skip("kernel %s: not supported by this CPU",
-                        variants[v].name);
-            else
-                check_kernel(&variants[v]);
-        }
-    }
+    tu_each_kernel_path(check_kernel);
 }
 
 int main(void)

@@ -114,29 +114,11 @@ end:
 
 static void body(void)
 {
-    const struct chacha_impl *list, *variants;
-    size_t n, i, nv, v;
-
     libctx = OSSL_LIB_CTX_new();
     chacha = libctx != NULL ? EVP_CIPHER_fetch(libctx, "ChaCha20", NULL) : NULL;
     if (!TU_OK(chacha != NULL, "fetch OpenSSL's ChaCha20"))
         goto end;
-    list = chacha_impl_list(&n);
-    for (i = 0; i < n; i++) {
-        if (!chacha_impl_supported(&list[i])) {
-            tu_skip("kernel %s: not supported by this CPU", list[i].name);
-            continue;
-        }
-        check_impl(&list[i]);
-        variants = chacha_impl_variants(&list[i], &nv);
-        for (v = 0; v < nv; v++) {
-            if (!chacha_impl_supported(&variants[v]))
-                tu_skip("kernel %s: not supported by this CPU",
-                        variants[v].name);
-            else
-                check_impl(&variants[v]);
-        }
-    }
+    tu_each_kernel_path(check_impl);
 end:
     EVP_CIPHER_free(chacha);
     OSSL_LIB_CTX_free(libctx);

@@ -209,6 +209,29 @@ static void run_child(const char *name, void (*body)(void))
     tu_run_child(what, run_impl, &r);
 }
 
+void tu_each_kernel_path(void (*check)(const struct chacha_impl *))
+{
+    const struct chacha_impl *list, *variants;
+    size_t n, i, nv, v;
+
+    list = chacha_impl_list(&n);
+    for (i = 0; i < n; i++) {
+        if (!chacha_impl_supported(&list[i])) {
+            tu_skip("kernel %s: not supported by this CPU", list[i].name);
+            continue;
+        }
+        check(&list[i]);
+        variants = chacha_impl_variants(&list[i], &nv);
+        for (v = 0; v < nv; v++) {
+            if (!chacha_impl_supported(&variants[v]))
+                tu_skip("kernel %s: not supported by this CPU",
+                        variants[v].name);
+            else
+                check(&variants[v]);
+        }
+    }
+}
+
 int tu_main_per_impl(void (*body)(void))
 {
     const struct chacha_impl *list;

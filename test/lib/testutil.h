@@ -48,6 +48,15 @@ int tu_main_per_impl(void (*body)(void));
  */
 void tu_run_child(const char *what, void (*job)(void *), void *arg);
 
+struct chacha_impl;
+
+/*
+ * Call |check| on every compiled-in kernel and on each of its forced paths
+ * (chacha_impl_variants()), in this process; one the CPU cannot run is a
+ * skipped point, never a pass.
+ */
+void tu_each_kernel_path(void (*check)(const struct chacha_impl *));
+
 /* Run |body| once, without the kernel loop (tests that do not use it). */
 int tu_main_once(void (*body)(void));
 
