@@ -241,7 +241,7 @@ static void test_kernel(void)
 {
     static const size_t sizes[] = { 1, 4, 16, 67 };
     /* each path of a keyed batch: alone, beside one pass, then the rest */
-    static const size_t key_sizes[] = { 0, 3, 15, 16, 17, 40, 67 };
+    static const size_t key_sizes[] = { 0, 3, 6, 15, 16, 17, 40, 67 };
     uint8_t key[32], nonce[12];
     size_t i;
     char what[64];
@@ -342,7 +342,7 @@ static void test_registers(void)
     /* 3: every register set of the SIMD kernels' short-call paths */
     static const size_t sizes[] = { 1, 3, 16 };
 #ifdef RD_KEYED
-    static const size_t key_sizes[] = { 0, 3, 15, 16, 17, 40 };
+    static const size_t key_sizes[] = { 0, 3, 6, 15, 16, 17, 40 };
 #endif
     static uint32_t dump[RD_WORDS];
     uint8_t key[32], nonce[12];

@@ -73,7 +73,7 @@ legacy_lines() {
     [ -n "$l_nums" ] || return 0
     l_nonl=0
     [ -n "$(tail -c 1 "$1")" ] && l_nonl=1
-    awk -v job=strip -v owned="$l_nums" -v input_l_nonl="$l_nonl" -f "$AWK_FILE" "$1" \
+    awk -v job=strip -v owned="$l_nums" -v input_nonl="$l_nonl" -f "$AWK_FILE" "$1" \
         >"$work/legacy" 2>/dev/null &&
         cmp -s "$work/legacy" "$l_bak" && printf '%s' "$l_nums"
 }
