@@ -665,12 +665,12 @@ FUNC_END(chacharng_chacha_blocks_avx2)
  * The keyed batch of chacha.h: block st[12] to key[0..64), nblocks blocks
  * from st[12] + 1 to out.  The key block runs on the integer registers
  * (chacha_block_x86_64.h) inside the rounds of the pair of 8-block
- * states that makes blocks st[12] + 1 .. st[12] + 16, for nblocks 1..16
- * (a 1 KiB direct request): the vector rounds use no general register,
- * and the integer ALUs they leave idle run the key block's chain beside
- * them, so the rekey block costs a fraction of a serial one-block call.
- * For more blocks the key block runs first, alone, and the rest come from
- * a call of the main kernel (see .Lkey_first); for nblocks == 0 it runs
+ * states that makes blocks st[12] + 1 .. st[12] + 16 (all of a 1 KiB
+ * direct request): the vector rounds use no general register, and the
+ * integer ALUs they leave idle run the key block's chain beside them, so
+ * the rekey block costs a fraction of a serial one-block call.  Blocks
+ * past the sixteenth come from a call of the main kernel (.Lkey_rest), so
+ * no request size pays for the key block alone; for nblocks == 0 it runs
  * alone.
  *
  * Frame: rbx, rbp and r12-r15 pushed (CFI follows every push), then the
@@ -701,8 +701,6 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx2)
         K_SAVE_ARGS
         testq   %rcx, %rcx
         jz      .Lkey_alone
-        cmpq    $16, %rcx
-        ja      .Lkey_first
 
         /* Counters st[12] + 1 .. st[12] + 8 for batch X (mod 2^32). */
         movq    %rdx, %rsi
@@ -726,31 +724,27 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx2)
         jbe     .Lkey_wipe
         BATCH_COUNT 8
         OUTPUT  YS, 1
+        cmpq    $16, %rdx
+        ja      .Lkey_rest
 .Lkey_wipe:
         WIPE_BATCHES
         jmp     .Lkey_out
 
         /*
-         * More than 16 blocks: the key block alone, then the others by a
-         * call of the main kernel on a copy of st with the counter one on,
-         * kept in the work area (wiped after).  Interleaving the key
-         * block measured no faster here once the batches go on past the
-         * first pair, and the main kernel's loop is the one refills keep
-         * hot.
+         * Blocks 17 on: a call of the main kernel on a copy of st with the
+         * counter 17 on (mod 2^32), kept in the work area, which is wiped
+         * after; the main kernel wipes its own frame.
          */
-.Lkey_first:
-        movq    %rdx, %rbp
-        B1_BODY                         /* rax = 0 */
-        movq    K_ST(%rsp), %rsi
+.Lkey_rest:
         vmovdqu 0(%rsi), %ymm0
         vmovdqu 32(%rsi), %ymm1
         vmovdqa %ymm0, XS(%rsp)
         vmovdqa %ymm1, XS + 32(%rsp)
         movl    48(%rsi), %eax
-        incl    %eax                    /* wraps modulo 2^32 */
+        addl    $17, %eax
         movl    %eax, XS + 48(%rsp)
-        movq    K_VOUT(%rsp), %rdi
-        movq    K_N(%rsp), %rdx
+        addq    $1024, %rdi
+        subq    $16, %rdx
         leaq    XS(%rsp), %rsi
         call    chacharng_chacha_blocks_avx2
         WIPE_BATCHES

@@ -665,12 +665,11 @@ FUNC_END(chacharng_chacha_blocks_sse2)
  * The keyed batch of chacha.h: block st[12] to key[0..64), nblocks blocks
  * from st[12] + 1 to out.  The key block runs on the integer registers
  * (chacha_block_x86_64.h) inside the rounds of the pair of 4-block states
- * that makes blocks st[12] + 1 .. st[12] + 8, for nblocks 1..8: the
- * vector rounds use no general register, and the integer ALUs they leave
- * idle run the key block's chain beside them.  For more blocks (every
- * direct request) the key block runs first, alone, and the rest come
- * from a call of the main kernel (see .Lkey_first); for nblocks == 0 it
- * runs alone.
+ * that makes blocks st[12] + 1 .. st[12] + 8: the vector rounds use no
+ * general register, and the integer ALUs they leave idle run the key
+ * block's chain beside them.  Blocks past the eighth come from a call of
+ * the main kernel (.Lkey_rest), so no request size pays for the key
+ * block alone; for nblocks == 0 it runs alone.
  *
  * Frame: rbx, rbp and r12-r15 pushed, then the main kernel's frame, whose
  * first KF bytes hold the integer block's frame and the saved pointers
@@ -691,8 +690,6 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_sse2)
         movq    %rdx, %rbp
         testq   %rcx, %rcx
         jz      .Lkey_alone
-        cmpq    $8, %rcx
-        ja      .Lkey_first
 
         /* Counters st[12] + 1 .. st[12] + 4 for batch X (mod 2^32). */
         movq    %rdx, %rsi
@@ -712,32 +709,33 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_sse2)
         jbe     .Lkey_wipe
         BATCH_COUNT 4
         OUTPUT  YS, 1
+        cmpq    $8, %rdx
+        ja      .Lkey_rest
 .Lkey_wipe:
         WIPE_BATCHES
         jmp     .Lkey_out
 
         /*
-         * More than 8 blocks: the key block alone, then the others by a
-         * call of the main kernel on a copy of st with the counter one on,
-         * kept in the frame (wiped after).  Interleaving the key block
-         * measured no faster here once the batches go on past the first
-         * pair, and the main kernel's loop is the one refills keep hot.
-         * rsp is 16-byte aligned here, as a call expects.
+         * Blocks 9 on: a call of the main kernel on a copy of st with the
+         * counter 9 on (mod 2^32), kept in the frame, which is wiped
+         * after; the main kernel wipes its own.  rsp is 16-byte aligned
+         * here, as a call expects.
          */
-.Lkey_first:
-        B1_BODY                         /* rax = 0 */
+.Lkey_rest:
         movq    K_ST(%rsp), %rsi
         movdqu  0(%rsi), %xmm0
         movdqu  16(%rsi), %xmm1
         movdqu  32(%rsi), %xmm2
         movdqu  48(%rsi), %xmm3
-        paddd   .Lone(%rip), %xmm3      /* the counter, modulo 2^32 */
         movdqa  %xmm0, XS(%rsp)
         movdqa  %xmm1, XS + 16(%rsp)
         movdqa  %xmm2, XS + 32(%rsp)
         movdqa  %xmm3, XS + 48(%rsp)
-        movq    K_VOUT(%rsp), %rdi
-        movq    K_N(%rsp), %rdx
+        movl    48(%rsi), %eax
+        addl    $9, %eax
+        movl    %eax, XS + 48(%rsp)
+        addq    $512, %rdi
+        subq    $8, %rdx
         leaq    XS(%rsp), %rsi
         call    chacharng_chacha_blocks_sse2
         WIPE_BATCHES
