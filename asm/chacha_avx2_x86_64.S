@@ -40,8 +40,10 @@
  *   - a call for 2..4 blocks: the row path below (two blocks as four row
  *     registers), all in registers: such calls are latency-bound, and a
  *     vertical batch would compute eight;
- *   - 16 blocks per iteration (also for a final 9..15): two independent
- *     8-block states X and Y.  Vector operations have two-cycle latency on
+ *   - calls of 5..24 blocks (a refill is 16): one 8-block state at a time
+ *     (the single path below);
+ *   - longer calls, 16 blocks per iteration (also for a final 9..15): two
+ *     independent 8-block states X and Y.  Vector operations have two-cycle latency on
  *     recent cores, and the four dependency chains of one state leave most
  *     vector pipes idle; eight chains fill them.  Thirty-two state words
  *     do not fit in sixteen registers, so the b words of both states and
@@ -49,9 +51,10 @@
  *     d words live in the frame and are read as memory operands; each
  *     value that goes through memory is next read many instructions later,
  *     keeping store-to-load forwarding off the dependency chains.
- *   - a final 1..8 blocks, or a call for 5..8: one 8-block state in
- *     registers, with word 11 (a "c" word in both column and diagonal
- *     rounds) in the frame so a register is left for the rotate scratch.
+ *   - the single path, for a final 1..8 blocks of a long call and every
+ *     batch of a shorter one: one 8-block state in registers, with word 11
+ *     (a "c" word in both column and diagonal rounds) in the frame so a
+ *     register is left for the rotate scratch.
  * After the feed-forward a 4x4 word transpose inside each 128-bit lane
  * turns a group of four words into 16-byte pieces of blocks k (low lane)
  * and k + 4 (high lane), stored without any cross-lane shuffle.  A partial
@@ -493,6 +496,41 @@
         vmovdqa %ymm15, W(YS, 13)(%rsp)
 .endm
 
+/*
+ * Single path, set-up: the words of st in every lane (word 11 also in the
+ * frame, the counters from CTR); after the rounds, all words to the
+ * frame for OUTPUT.
+ */
+.macro SINGLE_LOAD
+        .irp    w, 0,1,2,3,4,5,6,7,8,9,10,11,13,14,15
+        vpbroadcastd 4*\w(%rsi), %ymm\w
+        .endr
+        vmovdqa %ymm11, W(XS, 11)(%rsp)
+        vmovdqa CTR(%rsp), %ymm12
+.endm
+.macro SINGLE_COLUMNS
+        QR4     0,4,8,12, 1,5,9,13, 2,6,10,14, 3,7,15
+.endm
+.macro SINGLE_DIAGONALS
+        QR4     0,5,10,15, 2,7,8,13, 3,4,9,14, 1,6,12
+.endm
+.macro SINGLE_SPILL
+        .irp    w, 0,1,2,3,4,5,6,7,8,9,10,12,13,14,15
+        vmovdqa %ymm\w, W(XS, \w)(%rsp)
+        .endr
+.endm
+
+/*
+ * Calls of up to this many blocks (a refill's 16, the rest of a direct
+ * request up to 1.5 KiB) run the single path batch after batch; longer
+ * ones the pair path.  The pair path's state goes through memory on
+ * every step, and measured on Zen 3 (AMD EPYC, family 25 model 1) its
+ * first iterations after a call starts cost far more than its best:
+ * 16 blocks took a median 1.38 times two single batches' time, where
+ * 64 blocks took 0.87 of it.
+ */
+#define SINGLE_UP_TO 24
+
 /* rcx = min(rdx - off, 8): blocks of a batch to store (rdx > off). */
 .macro BATCH_COUNT off
         leaq    -\off(%rdx), %rcx
@@ -516,7 +554,7 @@
  * .Lbatches_done\sfx (\sfx keeps the labels of an expansion apart).
  */
 .macro BATCHES sfx
-        cmpq    $8, %rdx
+        cmpq    $SINGLE_UP_TO, %rdx
         jbe     .Lsingle\sfx
 
         .p2align 4
@@ -544,25 +582,26 @@
         cmpq    $8, %rdx
         ja      .Lpair\sfx
 
-        /* 1..8 blocks: one state, in registers but for word 11. */
+        /* 8 blocks at a time: one state, in registers but for word 11. */
 .Lsingle\sfx:
-        .irp    w, 0,1,2,3,4,5,6,7,8,9,10,11,13,14,15
-        vpbroadcastd 4*\w(%rsi), %ymm\w
-        .endr
-        vmovdqa %ymm11, W(XS, 11)(%rsp)
-        vmovdqa CTR(%rsp), %ymm12
+        SINGLE_LOAD
         movl    $10, %r8d
         .p2align 4
 .Lsingle_dround\sfx:
-        QR4     0,4,8,12, 1,5,9,13, 2,6,10,14, 3,7,15
-        QR4     0,5,10,15, 2,7,8,13, 3,4,9,14, 1,6,12
+        SINGLE_COLUMNS
+        SINGLE_DIAGONALS
         decl    %r8d
         jnz     .Lsingle_dround\sfx
-        .irp    w, 0,1,2,3,4,5,6,7,8,9,10,12,13,14,15
-        vmovdqa %ymm\w, W(XS, \w)(%rsp)
-        .endr
-        movl    %edx, %ecx
+        SINGLE_SPILL
+        BATCH_COUNT 0
         OUTPUT  XS, 0
+        subq    %rcx, %rdx
+        jz      .Lbatches_done\sfx
+        addq    $512, %rdi
+        vmovdqa CTR(%rsp), %ymm0
+        vpaddd  .Leight(%rip), %ymm0, %ymm0
+        vmovdqa %ymm0, CTR(%rsp)
+        jmp     .Lsingle\sfx
 .Lbatches_done\sfx:
 .endm
 
@@ -664,14 +703,14 @@ FUNC_END(chacharng_chacha_blocks_avx2)
  *
  * The keyed batch of chacha.h: block st[12] to key[0..64), nblocks blocks
  * from st[12] + 1 to out.  The key block runs on the integer registers
- * (chacha_block_x86_64.h) inside the rounds of the pair of 8-block
- * states that makes blocks st[12] + 1 .. st[12] + 16 (all of a 1 KiB
- * direct request): the vector rounds use no general register, and the
- * integer ALUs they leave idle run the key block's chain beside them, so
- * the rekey block costs a fraction of a serial one-block call.  Blocks
- * past the sixteenth come from a call of the main kernel (.Lkey_rest), so
- * no request size pays for the key block alone; for nblocks == 0 it runs
- * alone.
+ * (chacha_block_x86_64.h) inside the rounds of the single-path state that
+ * makes blocks st[12] + 1 .. st[12] + 8: the vector rounds use no general
+ * register, and the integer ALUs they leave idle run the key block's
+ * chain beside them.  Blocks past the eighth come from a call of the main
+ * kernel (.Lkey_rest), so no request size pays for the key block alone;
+ * for nblocks == 0 it runs alone.  (The pair path with the key block
+ * inside it measured a lower best time on Zen 3 but a median 1.1 to 1.3
+ * times this one's.)
  *
  * Frame: rbx, rbp and r12-r15 pushed (CFI follows every push), then the
  * 32-byte aligned work area of the main kernel, whose first KF bytes hold
@@ -707,32 +746,34 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx2)
         vpbroadcastd 48(%rsi), %ymm0
         vpaddd  .Liota1(%rip), %ymm0, %ymm0
         vmovdqa %ymm0, CTR(%rsp)
-        PAIR_LOAD
+        SINGLE_LOAD
         movq    %rsi, %rbp
         B1_LOAD                         /* ebp counts double rounds */
-        K_PAIR_DROUNDS
+        .p2align 4
+.Lkey_dround:
+        SINGLE_COLUMNS
+        B1_COLUMNS
+        SINGLE_DIAGONALS
+        B1_DIAGONALS
+        decl    %ebp
+        jnz     .Lkey_dround
         B1_FINISH                       /* key[0..64); rax = 0 */
-        PAIR_SPILL
+        SINGLE_SPILL
         movq    K_ST(%rsp), %rsi
         movq    K_VOUT(%rsp), %rdi
         movq    K_N(%rsp), %rdx
 
-        /* Blocks 1..16 of out: as many of them as asked for. */
+        /* Blocks 1..8 of out: as many of them as asked for. */
         BATCH_COUNT 0
         OUTPUT  XS, 0
         cmpq    $8, %rdx
-        jbe     .Lkey_wipe
-        BATCH_COUNT 8
-        OUTPUT  YS, 1
-        cmpq    $16, %rdx
         ja      .Lkey_rest
-.Lkey_wipe:
         WIPE_BATCHES
         jmp     .Lkey_out
 
         /*
-         * Blocks 17 on: a call of the main kernel on a copy of st with the
-         * counter 17 on (mod 2^32), kept in the work area, which is wiped
+         * Blocks 9 on: a call of the main kernel on a copy of st with the
+         * counter 9 on (mod 2^32), kept in the work area, which is wiped
          * after; the main kernel wipes its own frame.
          */
 .Lkey_rest:
@@ -741,10 +782,10 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx2)
         vmovdqa %ymm0, XS(%rsp)
         vmovdqa %ymm1, XS + 32(%rsp)
         movl    48(%rsi), %eax
-        addl    $17, %eax
+        addl    $9, %eax
         movl    %eax, XS + 48(%rsp)
-        addq    $1024, %rdi
-        subq    $16, %rdx
+        addq    $512, %rdi
+        subq    $8, %rdx
         leaq    XS(%rsp), %rsi
         call    chacharng_chacha_blocks_avx2
         WIPE_BATCHES
