@@ -39,8 +39,10 @@
  *   - a call for 2..3 blocks: the row path below (one block as four row
  *     registers), all in registers: such calls are latency-bound, and a
  *     vertical batch would compute four;
- *   - 8 blocks per iteration (also for a final 5..7): two independent
- *     4-block states X and Y.  Vector operations have two-cycle latency on
+ *   - calls of 4..32 blocks (a refill is 16): one 4-block state at a time
+ *     (the single path below);
+ *   - longer calls, 8 blocks per iteration (also for a final 5..7): two
+ *     independent 4-block states X and Y.  Vector operations have two-cycle latency on
  *     recent cores, and the four dependency chains of one state leave most
  *     vector pipes idle; eight chains fill them.  Thirty-two state words
  *     do not fit in sixteen registers, so the b words of both states and
@@ -48,10 +50,10 @@
  *     d words live in the frame and are read as memory operands; each
  *     value that goes through memory is next read many instructions later,
  *     keeping store-to-load forwarding off the dependency chains.
- *   - a final 1..4 blocks, or a call for 4: one 4-block state in
- *     registers, with word 11 (a "c" word in both column and diagonal
- *     rounds) in the frame so that a register is left for the rotate
- *     scratch.
+ *   - the single path, for a final 1..4 blocks of a long call and every
+ *     batch of a shorter one: one 4-block state in registers, with word
+ *     11 (a "c" word in both column and diagonal rounds) in the frame so
+ *     that a register is left for the rotate scratch.
  * After the feed-forward a 4x4 word transpose per group of four words
  * turns columns into 16-byte pieces of blocks.  A partial batch computes
  * all its blocks but stores only those asked for (branching on the count),

@@ -38,6 +38,7 @@
 #include <openssl/rand.h>
 
 #include "bench_cpu.h"
+#include "bench_narrow.h"
 #include "bench_noop.h"
 #include "chacha.h"
 #include "kmix.h"
@@ -1170,13 +1171,45 @@ static void print_kernel_targets(void)
     }
 }
 
+/* Set when the SSE2 rows were measured against a CPU without AVX2. */
+static int narrow_done;
+static char narrow_why[96];
+
+/*
+ * The SSE2 kernel at a direct size (mid_sizes[|k|]): where the CPU has
+ * AVX2, against the EVP ChaCha20 of a CPU without it (bench_narrow.h),
+ * with the target, and against this CPU's (AVX2) one for information;
+ * elsewhere the chacha20 column is already that EVP ChaCha20.
+ */
+static void print_sse2_direct(size_t k, const char *what, double target)
+{
+    size_t len = mid_sizes[k];
+    char w1[80], w2[80], line[128];
+    double a = cell("sse2", len, w1, sizeof(w1));
+    double b = cell("chacha20", len, w2, sizeof(w2));
+
+    if (!(chacha_cpu_features() & CHACHA_CPU_AVX2)) {
+        print_ratio(what, a, w1, b, w2, target);
+        return;
+    }
+    snprintf(line, sizeof(line), "%s", what);
+    if (narrow_done)
+        print_ratio(line, bench_narrow_cell("sse2", k), "not in the child run",
+                    bench_narrow_cell("chacha20", k), "not in the child run",
+                    target);
+    else
+        print_ratio(line, -1, narrow_why[0] ? narrow_why : "not measured", 1,
+                    "", target);
+    snprintf(line, sizeof(line), "  same against EVP ChaCha20 with AVX2");
+    print_ratio(line, a, w1, b, w2, 0);
+}
+
 /*
  * Mid-size requests: 256 and 512 bytes are served from the buffer (a
  * refill every 960 bytes), 1, 2 and 4 KiB straight into the caller's
  * memory (a rekey block, then the caller's blocks), whose kernel read the
  * target allows for with mixing on.  The direct sizes also for SSE2, the
- * x86_64 baseline, against the same EVP ChaCha20.  Then what kernel mixing
- * costs.
+ * x86_64 baseline (print_sse2_direct).  Then what kernel mixing costs.
  */
 static void print_mid_targets(const char *k)
 {
@@ -1184,22 +1217,22 @@ static void print_mid_targets(const char *k)
     size_t i;
 
     for (i = 0; i < sizeof(mid_sizes) / sizeof(mid_sizes[0]); i++) {
-        size_t len = mid_sizes[i], j;
-        const char *ks[2] = { k, "sse2" };
+        size_t len = mid_sizes[i];
         double target = len <= 960 || column_mix <= 0 ? 0.9 : 0.85;
+        const char *unit = len < 1024 ? "B" : "KiB";
+        size_t shown = len < 1024 ? len : len / 1024;
+        const char *how = len <= 960 ? "buffered" : "direct";
 
-        for (j = 0; j < 2; j++) {
-            if (j == 1
-                && (len <= 960 || strcmp(k, "sse2") == 0
-                    || chacha_impl_by_name("sse2") == NULL))
-                break;
-            snprintf(what, sizeof(what), "DRBG[%s] / EVP ChaCha20, %zu %s, %s",
-                     ks[j], len < 1024 ? len : len / 1024,
-                     len < 1024 ? "B" : "KiB",
-                     len <= 960 ? "buffered" : "direct");
-            print_ratio(what, cell(ks[j], len, w1, sizeof(w1)), w1,
-                        cell("chacha20", len, w2, sizeof(w2)), w2, target);
-        }
+        snprintf(what, sizeof(what), "DRBG[%s] / EVP ChaCha20, %zu %s, %s", k,
+                 shown, unit, how);
+        print_ratio(what, cell(k, len, w1, sizeof(w1)), w1,
+                    cell("chacha20", len, w2, sizeof(w2)), w2, target);
+        if (len <= 960 || strcmp(k, "sse2") == 0
+            || chacha_impl_by_name("sse2") == NULL)
+            continue;
+        snprintf(what, sizeof(what), "DRBG[sse2] / EVP w/o AVX2, %zu %s, %s",
+                 shown, unit, how);
+        print_sse2_direct(i, what, target);
     }
     print_ratio("kernel mixing on / off, 16 bytes", kmix_ratio[0],
                 "kmix not measured", 1.0, "", 0.95);
@@ -1737,6 +1770,27 @@ static void run_request_table(unsigned char *buf)
             printf("#n/a\t%s\t%s\n", cols[j].title, cols[j].why);
 }
 
+/*
+ * The child run for print_sse2_direct(), when the SSE2 rows need it: the
+ * sse2 and chacha20 columns measured, on a CPU with AVX2.
+ */
+static void run_narrow(const char *pick)
+{
+    const struct chacha_impl *sse2 = chacha_impl_by_name("sse2");
+
+    if (sse2 == NULL || !chacha_impl_supported(sse2)
+        || !(chacha_cpu_features() & CHACHA_CPU_AVX2) || !selected(pick, "sse2")
+        || !selected(pick, "chacha20"))
+        return;
+    printf("\nDRBG[sse2] and EVP ChaCha20 again, in a child with "
+           "OPENSSL_ia32cap=%s\n(AVX2 and AVX-512 masked: libcrypto's 4-block "
+           "SSSE3 ChaCha20)\n",
+           BENCH_NARROW_IA32CAP);
+    narrow_done = bench_narrow_run(opt_runs == RUNS_QUICK, mid_sizes,
+                                   sizeof(mid_sizes) / sizeof(mid_sizes[0]),
+                                   narrow_why, sizeof(narrow_why));
+}
+
 static void close_session(struct session *s)
 {
     size_t i;
@@ -1791,6 +1845,7 @@ int main(int argc, char **argv)
             bench_kernel_mix(s.chacha, buf);
         if (selected(o.pick, "floor"))
             bench_floor(s.chacha, s.libctx, buf);
+        run_narrow(o.pick);
         print_targets(s.nkernels);
     }
     fflush(stdout);
