@@ -22,9 +22,9 @@
  * (chacha_block_x86_64.h) saves rbx, rbp and r12-r15 with push/pop and
  * keeps two state words and the two pointers in a 32-byte frame (CFI
  * describes both); else rsp is saved in r11 (the CFA register meanwhile),
- * aligned down to 32 bytes and lowered by 1120 bytes: 64 bytes that only
- * the keyed batch below uses, then the working state of two 8-block
- * batches and the counter vector.  Every byte left below the
+ * aligned down to 32 bytes and lowered by 608 bytes: 64 bytes that only
+ * the keyed batch below uses, then the working state of an 8-block batch
+ * and its counter vector.  Every byte left below the
  * caller's rsp is overwritten with zeros before returning.
  *
  * Layout: "vertical" -- ymm register i holds state word i of eight
@@ -40,21 +40,15 @@
  *   - a call for 2..4 blocks: the row path below (two blocks as four row
  *     registers), all in registers: such calls are latency-bound, and a
  *     vertical batch would compute eight;
- *   - calls of 5..24 blocks (a refill is 16): one 8-block state at a time
- *     (the single path below);
- *   - longer calls, 16 blocks per iteration (also for a final 9..15): two
- *     independent 8-block states X and Y.  Vector operations have two-cycle latency on
- *     recent cores, and the four dependency chains of one state leave most
- *     vector pipes idle; eight chains fill them.  Thirty-two state words
- *     do not fit in sixteen registers, so the b words of both states and
- *     six of the eight d words stay in registers while a, c and the other
- *     d words live in the frame and are read as memory operands; each
- *     value that goes through memory is next read many instructions later,
- *     keeping store-to-load forwarding off the dependency chains.
- *   - the single path, for a final 1..8 blocks of a long call and every
- *     batch of a shorter one: one 8-block state in registers, with word 11
- *     (a "c" word in both column and diagonal rounds) in the frame so a
- *     register is left for the rotate scratch.
+ *   - 5 blocks and more: one 8-block state at a time, in registers but
+ *     for word 11 (a "c" word in both column and diagonal rounds), kept
+ *     in the frame so a register is left for the rotate scratch.  Two
+ *     interleaved states (thirty-two words, half of them in the frame
+ *     and read as memory operands) had the best single time, but on a
+ *     Zen 3 (AMD EPYC, family 25 model 1) sharing its core with other
+ *     work their median was 1.13 to 1.45 times one state's, from 16
+ *     blocks (a refill) to 1024 (0.90 with the core to themselves),
+ *     while one state ran at EVP ChaCha20's speed either way.
  * After the feed-forward a 4x4 word transpose inside each 128-bit lane
  * turns a group of four words into 16-byte pieces of blocks k (low lane)
  * and k + 4 (high lane), stored without any cross-lane shuffle.  A partial
@@ -106,10 +100,9 @@
  * them beside the vector batch, whose words start above them.
  */
 #define KF      64              /* the keyed batch's integer frame */
-#define XS      KF              /* state of batch X, one vector a word */
-#define YS      (KF + 512)      /* state of batch Y */
-#define CTR     (KF + 1024)     /* block counters of batch X */
-#define AREA    (KF + 1056)
+#define XS      KF              /* the batch's state, one vector a word */
+#define CTR     (KF + 512)      /* the batch's block counters */
+#define AREA    (KF + 544)
 #define W(base, i) ((base) + 32 * (i))
 
 /* x = rotl32(x, n) through scratch t. */
@@ -117,77 +110,6 @@
         vpslld  $\n, %ymm\x, %ymm\t
         vpsrld  $(32 - \n), %ymm\x, %ymm\x
         vpor    %ymm\t, %ymm\x, %ymm\x
-.endm
-
-/*
- * Pair path.  Register use: X's b words 4..7 in ymm0-3, Y's in ymm4-7;
- * X's d words 12..15 in ymm10-13, Y's 12 and 13 in ymm14 and ymm15 (Y's 14
- * and 15 in the frame); ymm8 is the one scratch, shared by all quarter
- * rounds (renaming removes the false dependencies); ymm9 holds the
- * rotate-by-16 pattern, the rotate-by-8 one is a memory operand.
- *
- * First half of a quarter round: a += b; d ^= a; d <<<= 16; c += d;
- * b ^= c; b <<<= 12.  s is the state's frame offset, a, c, d word numbers,
- * b the register holding b, dr the register holding d or m if d is in
- * the frame.
- */
-.macro QRA s, a, b, c, d, dr
-        vpaddd  W(\s, \a)(%rsp), %ymm\b, %ymm8
-        vmovdqa %ymm8, W(\s, \a)(%rsp)
-        .ifc    \dr, m
-        vpxor   W(\s, \d)(%rsp), %ymm8, %ymm8
-        vpshufb %ymm9, %ymm8, %ymm8
-        vmovdqa %ymm8, W(\s, \d)(%rsp)
-        vpaddd  W(\s, \c)(%rsp), %ymm8, %ymm8
-        .else
-        vpxor   %ymm8, %ymm\dr, %ymm\dr
-        vpshufb %ymm9, %ymm\dr, %ymm\dr
-        vpaddd  W(\s, \c)(%rsp), %ymm\dr, %ymm8
-        .endif
-        vmovdqa %ymm8, W(\s, \c)(%rsp)
-        vpxor   %ymm8, %ymm\b, %ymm\b
-        ROTL    12, \b, 8
-.endm
-
-/* Second half: a += b; d ^= a; d <<<= 8; c += d; b ^= c; b <<<= 7. */
-.macro QRB s, a, b, c, d, dr
-        vpaddd  W(\s, \a)(%rsp), %ymm\b, %ymm8
-        vmovdqa %ymm8, W(\s, \a)(%rsp)
-        .ifc    \dr, m
-        vpxor   W(\s, \d)(%rsp), %ymm8, %ymm8
-        vpshufb .Lrot8(%rip), %ymm8, %ymm8
-        vmovdqa %ymm8, W(\s, \d)(%rsp)
-        vpaddd  W(\s, \c)(%rsp), %ymm8, %ymm8
-        .else
-        vpxor   %ymm8, %ymm\dr, %ymm\dr
-        vpshufb .Lrot8(%rip), %ymm\dr, %ymm\dr
-        vpaddd  W(\s, \c)(%rsp), %ymm\dr, %ymm8
-        .endif
-        vmovdqa %ymm8, W(\s, \c)(%rsp)
-        vpxor   %ymm8, %ymm\b, %ymm\b
-        ROTL    7, \b, 8
-.endm
-
-/*
- * One column round or one diagonal round of both states: all first
- * halves, then all second halves, X before Y (alternating X and Y
- * quarter rounds measured the same).  Arguments per quarter
- * round: a word, X's b register, c word, d word, X's d register, Y's b
- * register, Y's d register (or m).
- */
-.macro HALF2 q0:vararg
-        HALF2_ A, \q0
-        HALF2_ B, \q0
-.endm
-.macro HALF2_ h, a0,bx0,c0,d0,dx0,by0,dy0, a1,bx1,c1,d1,dx1,by1,dy1, a2,bx2,c2,d2,dx2,by2,dy2, a3,bx3,c3,d3,dx3,by3,dy3
-        QR\h    XS, \a0, \bx0, \c0, \d0, \dx0
-        QR\h    XS, \a1, \bx1, \c1, \d1, \dx1
-        QR\h    XS, \a2, \bx2, \c2, \d2, \dx2
-        QR\h    XS, \a3, \bx3, \c3, \d3, \dx3
-        QR\h    YS, \a0, \by0, \c0, \d0, \dy0
-        QR\h    YS, \a1, \by1, \c1, \d1, \dy1
-        QR\h    YS, \a2, \by2, \c2, \d2, \dy2
-        QR\h    YS, \a3, \by3, \c3, \d3, \dy3
 .endm
 
 /*
@@ -300,14 +222,11 @@
 9:
 .endm
 
-/* r += st[w] in every lane (the batch's counters for w = 12, plus 8 * k),
- * through scratch t. */
-.macro FFW w, r, t, k
+/* r += st[w] in every lane (the batch's counters for w = 12), through
+ * scratch t. */
+.macro FFW w, r, t
         .if \w == 12
         vpaddd  CTR(%rsp), %ymm\r, %ymm\r
-        .if \k
-        vpaddd  .Leight(%rip), %ymm\r, %ymm\r
-        .endif
         .else
         vpbroadcastd 4*\w(%rsi), %ymm\t
         vpaddd  %ymm\t, %ymm\r, %ymm\r
@@ -316,21 +235,21 @@
 
 /*
  * Feed-forward, transpose and store the 8-block batch whose final state
- * is at frame offset s and whose counters are batch X's + 8 * k, to
- * out + 512 * k.  rcx = number of its blocks to store.
+ * is in the frame at XS and whose counters are in CTR, to out.  rcx =
+ * number of its blocks to store.
  */
-.macro OUTPUT s, k
+.macro OUTPUT
         .irp    g, 0, 1, 2, 3
-        vmovdqa W(\s, 4 * \g)(%rsp), %ymm0
-        vmovdqa W(\s, 4 * \g + 1)(%rsp), %ymm1
-        vmovdqa W(\s, 4 * \g + 2)(%rsp), %ymm2
-        vmovdqa W(\s, 4 * \g + 3)(%rsp), %ymm3
-        FFW     (4 * \g), 0, 4, \k
-        FFW     (4 * \g + 1), 1, 5, \k
-        FFW     (4 * \g + 2), 2, 6, \k
-        FFW     (4 * \g + 3), 3, 7, \k
+        vmovdqa W(XS, 4 * \g)(%rsp), %ymm0
+        vmovdqa W(XS, 4 * \g + 1)(%rsp), %ymm1
+        vmovdqa W(XS, 4 * \g + 2)(%rsp), %ymm2
+        vmovdqa W(XS, 4 * \g + 3)(%rsp), %ymm3
+        FFW     (4 * \g), 0, 4
+        FFW     (4 * \g + 1), 1, 5
+        FFW     (4 * \g + 2), 2, 6
+        FFW     (4 * \g + 3), 3, 7
         TRANSPOSE4 0, 1, 2, 3, 4
-        STORE8  (512*\k+16*\g), 2, 0, 4, 3
+        STORE8  (16*\g), 2, 0, 4, 3
         .endr
 .endm
 
@@ -442,61 +361,6 @@
 .endm
 
 /*
- * Pair path, set-up: words X and Y share go to both frames; registers get
- * the b and d words listed at QRA.  Reads st at rsi and the counters at
- * CTR; touches no general register.
- */
-.macro PAIR_LOAD
-        .irp    w, 0, 1, 2, 3, 8, 9, 10, 11
-        vpbroadcastd 4*\w(%rsi), %ymm8
-        vmovdqa %ymm8, W(XS, \w)(%rsp)
-        vmovdqa %ymm8, W(YS, \w)(%rsp)
-        .endr
-        vpbroadcastd 16(%rsi), %ymm0
-        vpbroadcastd 20(%rsi), %ymm1
-        vpbroadcastd 24(%rsi), %ymm2
-        vpbroadcastd 28(%rsi), %ymm3
-        vmovdqa %ymm0, %ymm4
-        vmovdqa %ymm1, %ymm5
-        vmovdqa %ymm2, %ymm6
-        vmovdqa %ymm3, %ymm7
-        vmovdqa CTR(%rsp), %ymm10
-        vpbroadcastd 52(%rsi), %ymm11
-        vpbroadcastd 56(%rsi), %ymm12
-        vpbroadcastd 60(%rsi), %ymm13
-        vpaddd  .Leight(%rip), %ymm10, %ymm14
-        vmovdqa %ymm11, %ymm15
-        vmovdqa %ymm12, W(YS, 14)(%rsp)
-        vmovdqa %ymm13, W(YS, 15)(%rsp)
-        vmovdqa .Lrot16(%rip), %ymm9
-.endm
-
-/* Pair path: the column round, then the diagonal round, of both states. */
-.macro PAIR_COLUMNS
-        HALF2   0,0,8,12,10,4,14, 1,1,9,13,11,5,15, 2,2,10,14,12,6,m, 3,3,11,15,13,7,m
-.endm
-.macro PAIR_DIAGONALS
-        HALF2   0,1,10,15,13,5,m, 1,2,11,12,10,6,14, 2,3,8,13,11,7,15, 3,0,9,14,12,4,m
-.endm
-
-/* Pair path, after the rounds: the register words back to the frame. */
-.macro PAIR_SPILL
-        .irp    w, 4, 5, 6, 7
-        vmovdqa %ymm\w, W(YS, \w)(%rsp)
-        .endr
-        vmovdqa %ymm0, W(XS, 4)(%rsp)
-        vmovdqa %ymm1, W(XS, 5)(%rsp)
-        vmovdqa %ymm2, W(XS, 6)(%rsp)
-        vmovdqa %ymm3, W(XS, 7)(%rsp)
-        vmovdqa %ymm10, W(XS, 12)(%rsp)
-        vmovdqa %ymm11, W(XS, 13)(%rsp)
-        vmovdqa %ymm12, W(XS, 14)(%rsp)
-        vmovdqa %ymm13, W(XS, 15)(%rsp)
-        vmovdqa %ymm14, W(YS, 12)(%rsp)
-        vmovdqa %ymm15, W(YS, 13)(%rsp)
-.endm
-
-/*
  * Single path, set-up: the words of st in every lane (word 11 also in the
  * frame, the counters from CTR); after the rounds, all words to the
  * frame for OUTPUT.
@@ -520,17 +384,6 @@
         .endr
 .endm
 
-/*
- * Calls of up to this many blocks (a refill's 16, the rest of a direct
- * request up to 1.5 KiB) run the single path batch after batch; longer
- * ones the pair path.  The pair path's state goes through memory on
- * every step, and measured on Zen 3 (AMD EPYC, family 25 model 1) its
- * first iterations after a call starts cost far more than its best:
- * 16 blocks took a median 1.38 times two single batches' time, where
- * 64 blocks took 0.87 of it.
- */
-#define SINGLE_UP_TO 24
-
 /* rcx = min(rdx - off, 8): blocks of a batch to store (rdx > off). */
 .macro BATCH_COUNT off
         leaq    -\off(%rdx), %rcx
@@ -539,50 +392,15 @@
         cmovaq  %r8, %rcx
 .endm
 
-/* CTR += 16, for the next pair of batches. */
-.macro CTR_NEXT16
-        vmovdqa CTR(%rsp), %ymm0
-        vpaddd  .Leight(%rip), %ymm0, %ymm0
-        vpaddd  .Leight(%rip), %ymm0, %ymm0
-        vmovdqa %ymm0, CTR(%rsp)
-.endm
-
 /*
  * The vector batches for rdx >= 1 blocks to out = rdi from st = rsi, the
- * counters of the first eight in CTR, the aligned frame in place: pairs of
- * 8-block states, then one 8-block state for a final 1..8.  Ends at
+ * counters of the first eight in CTR, the aligned frame in place: one
+ * 8-block state at a time, in registers but for word 11 (a final batch of
+ * 1..7 computes eight and stores those asked for).  Ends at
  * .Lbatches_done\sfx (\sfx keeps the labels of an expansion apart).
  */
 .macro BATCHES sfx
-        cmpq    $SINGLE_UP_TO, %rdx
-        jbe     .Lsingle\sfx
-
         .p2align 4
-.Lpair\sfx:
-        PAIR_LOAD
-        movl    $10, %r8d
-        .p2align 4
-.Lpair_dround\sfx:
-        PAIR_COLUMNS
-        PAIR_DIAGONALS
-        decl    %r8d
-        jnz     .Lpair_dround\sfx
-        PAIR_SPILL
-
-        movl    $8, %ecx
-        OUTPUT  XS, 0
-        BATCH_COUNT 8
-        OUTPUT  YS, 1
-
-        CTR_NEXT16
-        addq    $1024, %rdi
-        subq    $8, %rdx
-        subq    %rcx, %rdx
-        jz      .Lbatches_done\sfx
-        cmpq    $8, %rdx
-        ja      .Lpair\sfx
-
-        /* 8 blocks at a time: one state, in registers but for word 11. */
 .Lsingle\sfx:
         SINGLE_LOAD
         movl    $10, %r8d
@@ -594,7 +412,7 @@
         jnz     .Lsingle_dround\sfx
         SINGLE_SPILL
         BATCH_COUNT 0
-        OUTPUT  XS, 0
+        OUTPUT
         subq    %rcx, %rdx
         jz      .Lbatches_done\sfx
         addq    $512, %rdi
@@ -611,7 +429,7 @@
  */
 .macro WIPE_BATCHES
         vpxor   %xmm0, %xmm0, %xmm0
-        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32
+        .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16
         vmovdqa %ymm0, KF + 32 * \i(%rsp)
         .endr
         vzeroall
@@ -708,9 +526,7 @@ FUNC_END(chacharng_chacha_blocks_avx2)
  * register, and the integer ALUs they leave idle run the key block's
  * chain beside them.  Blocks past the eighth come from a call of the main
  * kernel (.Lkey_rest), so no request size pays for the key block alone;
- * for nblocks == 0 it runs alone.  (The pair path with the key block
- * inside it measured a lower best time on Zen 3 but a median 1.1 to 1.3
- * times this one's.)
+ * for nblocks == 0 it runs alone.
  *
  * Frame: rbx, rbp and r12-r15 pushed (CFI follows every push), then the
  * 32-byte aligned work area of the main kernel, whose first KF bytes hold
@@ -765,7 +581,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx2)
 
         /* Blocks 1..8 of out: as many of them as asked for. */
         BATCH_COUNT 0
-        OUTPUT  XS, 0
+        OUTPUT
         cmpq    $8, %rdx
         ja      .Lkey_rest
         WIPE_BATCHES

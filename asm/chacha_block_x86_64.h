@@ -10,7 +10,7 @@
  *
  * The parts (B1_PUSH, B1_LOAD, B1_COLUMNS, B1_DIAGONALS, B1_FINISH,
  * B1_POP) also let a kernel run the block's rounds between those of a
- * vector batch (the AVX-512 keyed batch): the vector rounds use no general
+ * vector batch (the keyed batches): the vector rounds use no general
  * register, so the two chains overlap.
  *
  * Include after asm_common.h, inside the x86_64/ELF block, then expand
@@ -275,22 +275,6 @@
         movq    %rsi, K_VOUT(%rsp)
         movq    %rcx, K_N(%rsp)
         movq    %rdx, K_ST(%rsp)
-.endm
-
-/*
- * The double rounds of a keyed entry's pair of vector states with the key
- * block's on the integer registers between their halves (B1_LOAD set ebp
- * to the count); the caller defines PAIR_COLUMNS and PAIR_DIAGONALS.
- */
-.macro K_PAIR_DROUNDS
-        .p2align 4
-.Lkey_dround:
-        PAIR_COLUMNS
-        B1_COLUMNS
-        PAIR_DIAGONALS
-        B1_DIAGONALS
-        decl    %ebp
-        jnz     .Lkey_dround
 .endm
 
 #endif

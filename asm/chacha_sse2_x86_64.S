@@ -19,10 +19,10 @@
  * returned zeroed where they held key or keystream).  Stack use: none for
  * 2..3 blocks; for 1 block the integer path (chacha_block_x86_64.h) saves
  * rbx, rbp and r12-r15 with push/pop and keeps two state words and the two
- * pointers in a 32-byte frame; else an 840-byte frame (rsp - 840, 16-byte
+ * pointers in a 32-byte frame; else a 584-byte frame (rsp - 584, 16-byte
  * aligned) holding, above 64 bytes that only the keyed batch below uses,
- * the input words broadcast to four lanes and the working state of two
- * 4-block batches.  CFI describes every frame, and every byte
+ * the input words broadcast to four lanes and the working state of a
+ * 4-block batch.  CFI describes every frame, and every byte
  * left below the caller's rsp is overwritten with zeros before returning.
  *
  * Layout: "vertical" -- an xmm register holds one state word of four
@@ -39,21 +39,14 @@
  *   - a call for 2..3 blocks: the row path below (one block as four row
  *     registers), all in registers: such calls are latency-bound, and a
  *     vertical batch would compute four;
- *   - calls of 4..32 blocks (a refill is 16): one 4-block state at a time
- *     (the single path below);
- *   - longer calls, 8 blocks per iteration (also for a final 5..7): two
- *     independent 4-block states X and Y.  Vector operations have two-cycle latency on
- *     recent cores, and the four dependency chains of one state leave most
- *     vector pipes idle; eight chains fill them.  Thirty-two state words
- *     do not fit in sixteen registers, so the b words of both states and
- *     six of the eight d words stay in registers while a, c and the other
- *     d words live in the frame and are read as memory operands; each
- *     value that goes through memory is next read many instructions later,
- *     keeping store-to-load forwarding off the dependency chains.
- *   - the single path, for a final 1..4 blocks of a long call and every
- *     batch of a shorter one: one 4-block state in registers, with word
- *     11 (a "c" word in both column and diagonal rounds) in the frame so
- *     that a register is left for the rotate scratch.
+ *   - 4 blocks and more: one 4-block state at a time, in registers but
+ *     for word 11 (a "c" word in both column and diagonal rounds), kept
+ *     in the frame so that a register is left for the rotate scratch.
+ *     Two interleaved states (half their words in the frame, read as
+ *     memory operands) had the best single time, but on a Zen 3 (AMD
+ *     EPYC, family 25 model 1) sharing its core with other work their
+ *     median was 1.13 to 1.34 times that of one state a batch, from 8
+ *     blocks to 1024.
  * After the feed-forward a 4x4 word transpose per group of four words
  * turns columns into 16-byte pieces of blocks.  A partial batch computes
  * all its blocks but stores only those asked for (branching on the count),
@@ -96,9 +89,8 @@
  */
 #define KF      64              /* the keyed batch's integer frame */
 #define BC      KF              /* st[i] in all four lanes; word 12 = counters */
-#define XS      (KF + 256)      /* state of batch X, one vector a word */
-#define YS      (KF + 512)      /* state of batch Y */
-#define FRAME   (KF + 776)      /* KF + 768 used + 8 for the alignment */
+#define XS      (KF + 256)      /* the batch's state, one vector a word */
+#define FRAME   (KF + 520)      /* KF + 512 used + 8 for the alignment */
 #define W(base, i) ((base) + 16 * (i))
 
 /* x = rotl32(x, n) through scratch t. */
@@ -113,81 +105,6 @@
 .macro ROTL16 x
         pshuflw $0xb1, %xmm\x, %xmm\x
         pshufhw $0xb1, %xmm\x, %xmm\x
-.endm
-
-/*
- * Pair path.  Register use: X's b words 4..7 in xmm0-3, Y's in xmm4-7;
- * X's d words 12..15 in xmm10-13, Y's 12 and 13 in xmm14 and xmm15 (Y's 14
- * and 15 in the frame).  xmm8 is the scratch of every quarter round and
- * xmm9 a second one for rotating a d word that lives in the frame; sharing
- * them costs nothing, as renaming removes the false dependencies.
- * Load-operate instructions and stores are what this path spends on
- * memory, hence d words in registers wherever one is left.
- *
- * First half of a quarter round: a += b; d ^= a; d <<<= 16; c += d;
- * b ^= c; b <<<= 12.  s is the state's frame offset, a, c, d word numbers,
- * b the register holding b, dr the register holding d or m if d is in
- * the frame.
- */
-.macro QRA s, a, b, c, d, dr
-        movdqa  W(\s, \a)(%rsp), %xmm8
-        paddd   %xmm\b, %xmm8
-        movdqa  %xmm8, W(\s, \a)(%rsp)
-        .ifc    \dr, m
-        pxor    W(\s, \d)(%rsp), %xmm8
-        ROTL16  8
-        movdqa  %xmm8, W(\s, \d)(%rsp)
-        .else
-        pxor    %xmm8, %xmm\dr
-        ROTL16  \dr
-        movdqa  %xmm\dr, %xmm8
-        .endif
-        paddd   W(\s, \c)(%rsp), %xmm8
-        movdqa  %xmm8, W(\s, \c)(%rsp)
-        pxor    %xmm8, %xmm\b
-        ROTL    12, \b, 8
-.endm
-
-/* Second half: a += b; d ^= a; d <<<= 8; c += d; b ^= c; b <<<= 7. */
-.macro QRB s, a, b, c, d, dr
-        movdqa  W(\s, \a)(%rsp), %xmm8
-        paddd   %xmm\b, %xmm8
-        movdqa  %xmm8, W(\s, \a)(%rsp)
-        .ifc    \dr, m
-        pxor    W(\s, \d)(%rsp), %xmm8
-        ROTL    8, 8, 9
-        movdqa  %xmm8, W(\s, \d)(%rsp)
-        .else
-        pxor    %xmm8, %xmm\dr
-        ROTL    8, \dr, 8
-        movdqa  %xmm\dr, %xmm8
-        .endif
-        paddd   W(\s, \c)(%rsp), %xmm8
-        movdqa  %xmm8, W(\s, \c)(%rsp)
-        pxor    %xmm8, %xmm\b
-        ROTL    7, \b, 8
-.endm
-
-/*
- * One column round or one diagonal round of both states: all first
- * halves, then all second halves, X before Y (measured faster than
- * alternating X and Y quarter rounds).  Arguments per quarter round:
- * a word, X's b register, c word, d word, X's d register, Y's b register,
- * Y's d register (or m).
- */
-.macro HALF2 q:vararg
-        HALF2_  A, \q
-        HALF2_  B, \q
-.endm
-.macro HALF2_ h, a0,bx0,c0,d0,dx0,by0,dy0, a1,bx1,c1,d1,dx1,by1,dy1, a2,bx2,c2,d2,dx2,by2,dy2, a3,bx3,c3,d3,dx3,by3,dy3
-        QR\h    XS, \a0, \bx0, \c0, \d0, \dx0
-        QR\h    XS, \a1, \bx1, \c1, \d1, \dx1
-        QR\h    XS, \a2, \bx2, \c2, \d2, \dx2
-        QR\h    XS, \a3, \bx3, \c3, \d3, \dx3
-        QR\h    YS, \a0, \by0, \c0, \d0, \dy0
-        QR\h    YS, \a1, \by1, \c1, \d1, \dy1
-        QR\h    YS, \a2, \by2, \c2, \d2, \dy2
-        QR\h    YS, \a3, \by3, \c3, \d3, \dy3
 .endm
 
 /*
@@ -295,24 +212,21 @@
 
 /*
  * Feed-forward, transpose and store the 4-block batch whose final state
- * is at frame offset s and whose counters are the input ones + 4 * k, to
- * out + 256 * k.  rcx = number of its blocks to store.
+ * is in the frame at XS and whose input words and counters are in BC, to
+ * out.  rcx = number of its blocks to store.
  */
-.macro OUTPUT s, k
+.macro OUTPUT
         .irp    g, 0, 1, 2, 3
-        movdqa  W(\s, 4 * \g)(%rsp), %xmm0
-        movdqa  W(\s, 4 * \g + 1)(%rsp), %xmm1
-        movdqa  W(\s, 4 * \g + 2)(%rsp), %xmm2
-        movdqa  W(\s, 4 * \g + 3)(%rsp), %xmm3
+        movdqa  W(XS, 4 * \g)(%rsp), %xmm0
+        movdqa  W(XS, 4 * \g + 1)(%rsp), %xmm1
+        movdqa  W(XS, 4 * \g + 2)(%rsp), %xmm2
+        movdqa  W(XS, 4 * \g + 3)(%rsp), %xmm3
         paddd   W(BC, 4 * \g)(%rsp), %xmm0
         paddd   W(BC, 4 * \g + 1)(%rsp), %xmm1
         paddd   W(BC, 4 * \g + 2)(%rsp), %xmm2
         paddd   W(BC, 4 * \g + 3)(%rsp), %xmm3
-        .if \g == 3 && \k
-        paddd   .Lfour(%rip), %xmm0
-        .endif
         TRANSPOSE4 0, 1, 2, 3, 4
-        STORE4  (256*\k+16*\g), 0, 3, 4, 2
+        STORE4  (16*\g), 0, 3, 4, 2
         .endr
 .endm
 
@@ -459,60 +373,6 @@
 .endm
 
 /*
- * Pair path, set-up: words X and Y share go to both frames; registers get
- * the b and d words listed at QRA.  Touches no general register.
- */
-.macro PAIR_LOAD
-        .irp    w, 0, 1, 2, 3, 8, 9, 10, 11
-        movdqa  W(BC, \w)(%rsp), %xmm8
-        movdqa  %xmm8, W(XS, \w)(%rsp)
-        movdqa  %xmm8, W(YS, \w)(%rsp)
-        .endr
-        movdqa  W(BC, 4)(%rsp), %xmm0
-        movdqa  W(BC, 5)(%rsp), %xmm1
-        movdqa  W(BC, 6)(%rsp), %xmm2
-        movdqa  W(BC, 7)(%rsp), %xmm3
-        movdqa  %xmm0, %xmm4
-        movdqa  %xmm1, %xmm5
-        movdqa  %xmm2, %xmm6
-        movdqa  %xmm3, %xmm7
-        movdqa  W(BC, 12)(%rsp), %xmm10
-        movdqa  W(BC, 13)(%rsp), %xmm11
-        movdqa  W(BC, 14)(%rsp), %xmm12
-        movdqa  W(BC, 15)(%rsp), %xmm13
-        movdqa  %xmm10, %xmm14
-        paddd   .Lfour(%rip), %xmm14
-        movdqa  %xmm11, %xmm15
-        movdqa  %xmm12, W(YS, 14)(%rsp)
-        movdqa  %xmm13, W(YS, 15)(%rsp)
-.endm
-
-/* Pair path: the column round, then the diagonal round, of both states. */
-.macro PAIR_COLUMNS
-        HALF2   0,0,8,12,10,4,14, 1,1,9,13,11,5,15, 2,2,10,14,12,6,m, 3,3,11,15,13,7,m
-.endm
-.macro PAIR_DIAGONALS
-        HALF2   0,1,10,15,13,5,m, 1,2,11,12,10,6,14, 2,3,8,13,11,7,15, 3,0,9,14,12,4,m
-.endm
-
-/* Pair path, after the rounds: the register words back to the frame. */
-.macro PAIR_SPILL
-        .irp    w, 4, 5, 6, 7
-        movdqa  %xmm\w, W(YS, \w)(%rsp)
-        .endr
-        movdqa  %xmm0, W(XS, 4)(%rsp)
-        movdqa  %xmm1, W(XS, 5)(%rsp)
-        movdqa  %xmm2, W(XS, 6)(%rsp)
-        movdqa  %xmm3, W(XS, 7)(%rsp)
-        movdqa  %xmm10, W(XS, 12)(%rsp)
-        movdqa  %xmm11, W(XS, 13)(%rsp)
-        movdqa  %xmm12, W(XS, 14)(%rsp)
-        movdqa  %xmm13, W(XS, 15)(%rsp)
-        movdqa  %xmm14, W(YS, 12)(%rsp)
-        movdqa  %xmm15, W(YS, 13)(%rsp)
-.endm
-
-/*
  * Single path, set-up: the input words from BC (word 11 also in the
  * frame); after the rounds, all words to the frame for OUTPUT.
  */
@@ -534,15 +394,6 @@
         .endr
 .endm
 
-/*
- * Calls of up to this many blocks (a refill is 16) run the single path
- * batch after batch; longer ones the pair path.  The pair path's state
- * goes through memory on every step, and measured on Zen 3 (AMD EPYC,
- * family 25 model 1) calls of 8 and 16 blocks took a median 1.19 and
- * 1.31 times as long through it, calls of 64 blocks 0.90 times.
- */
-#define SINGLE_UP_TO 32
-
 /* rcx = min(rdx - off, 4): blocks of a batch to store (rdx > off). */
 .macro BATCH_COUNT off
         leaq    -\off(%rdx), %rcx
@@ -551,51 +402,15 @@
         cmovaq  %r8, %rcx
 .endm
 
-/* The counters in BC += 8, for the next pair of batches. */
-.macro CTR_NEXT8
-        movdqa  W(BC, 12)(%rsp), %xmm0
-        paddd   .Lfour(%rip), %xmm0
-        paddd   .Lfour(%rip), %xmm0
-        movdqa  %xmm0, W(BC, 12)(%rsp)
-.endm
-
 /*
  * The vector batches for rdx >= 1 blocks to out = rdi, the input words
- * and the first counters in BC: pairs of 4-block states, then one 4-block
- * state for a final 1..4.  Ends at .Lbatches_done\sfx (\sfx keeps the
+ * and the first counters in BC: one 4-block state at a time, in
+ * registers but for word 11 (a final batch of 1..3 computes four and
+ * stores those asked for).  Ends at .Lbatches_done\sfx (\sfx keeps the
  * labels of an expansion apart).
  */
 .macro BATCHES sfx
-        cmpq    $SINGLE_UP_TO, %rdx
-        jbe     .Lsingle\sfx
-
         .p2align 4
-.Lpair\sfx:
-        PAIR_LOAD
-        movl    $10, %r8d
-        /* a 64-byte boundary: measured a few percent faster on Zen 3 */
-        .p2align 6
-.Lpair_dround\sfx:
-        PAIR_COLUMNS
-        PAIR_DIAGONALS
-        decl    %r8d
-        jnz     .Lpair_dround\sfx
-        PAIR_SPILL
-
-        movl    $4, %ecx
-        OUTPUT  XS, 0
-        BATCH_COUNT 4
-        OUTPUT  YS, 1
-
-        CTR_NEXT8
-        addq    $512, %rdi
-        subq    $4, %rdx
-        subq    %rcx, %rdx
-        jz      .Lbatches_done\sfx
-        cmpq    $4, %rdx
-        ja      .Lpair\sfx
-
-        /* 4 blocks at a time: one state, in registers but for word 11. */
 .Lsingle\sfx:
         SINGLE_LOAD
         movl    $10, %r8d
@@ -607,7 +422,7 @@
         jnz     .Lsingle_dround\sfx
         SINGLE_SPILL
         BATCH_COUNT 0
-        OUTPUT  XS, 0
+        OUTPUT
         subq    %rcx, %rdx
         jz      .Lbatches_done\sfx
         addq    $256, %rdi
@@ -620,7 +435,7 @@
 
 /*
  * Zero every xmm register and the vector part of the frame (KF .. KF +
- * 768): nothing derived from the key may outlive the call.
+ * 512): nothing derived from the key may outlive the call.
  */
 .macro WIPE_BATCHES
         .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
@@ -629,7 +444,6 @@
         .irp    i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
         movdqa  %xmm0, KF + 16 * \i(%rsp)
         movdqa  %xmm0, KF + 256 + 16 * \i(%rsp)
-        movdqa  %xmm0, KF + 512 + 16 * \i(%rsp)
         .endr
 .endm
 
@@ -746,7 +560,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_sse2)
 
         /* Blocks 1..4 of out: as many of them as asked for. */
         BATCH_COUNT 0
-        OUTPUT  XS, 0
+        OUTPUT
         cmpq    $4, %rdx
         ja      .Lkey_rest
         WIPE_BATCHES
