@@ -173,6 +173,16 @@ struct vstate {
 /* The word of a generator whose state could not be had. */
 static struct vstate no_state;
 
+/*
+ * Reads by generators holding no_state, in this process (atomic): every
+ * KMIX_STATE_RETRY-th of them tries for a state again, so a mapping that
+ * failed once (memory pressure, a limit raised since) does not leave a
+ * generator on the system call for the rest of its life, while one that
+ * keeps failing costs one more attempt per that many reads.
+ */
+#define KMIX_STATE_RETRY 64
+static unsigned long stateless_reads;
+
 static struct vstate *state_take(void)
 {
     struct chacha_slotpool_map *home;
@@ -252,7 +262,11 @@ int chacha_kmix_getrandom(void **slot, uint8_t g[CHACHA_DRBG_MIX_BYTES])
     if (r->fn != NULL) {
         void *state;
 
-        if (*slot == NULL)
+        if (*slot == NULL
+            || (*slot == &no_state
+                && __atomic_add_fetch(&stateless_reads, 1, __ATOMIC_RELAXED)
+                           % KMIX_STATE_RETRY
+                       == 0))
             *slot = state_take();
         state = ((struct vstate *)*slot)->state;
         /*

@@ -590,6 +590,31 @@ static void test_debug_line(void)
 }
 
 /*
+ * Once mappings can be had again, a generator whose state could not be
+ * had goes back to the vDSO within KMIX_STATE_RETRY reads (kmix.c tries
+ * again every that many stateless reads in the process), rather than
+ * reading by the system call for the rest of its life.
+ */
+#define KMIX_STATE_RETRY 64
+static void returns_to_vdso(EVP_RAND_CTX *c)
+{
+    unsigned long vmix, calls;
+    size_t i;
+    int ok = 1;
+
+    reset_reads();
+    for (i = 0; i < 2 * KMIX_STATE_RETRY; i++)
+        ok &= EVP_RAND_generate(c, big, 4096, PU_STRENGTH, 0, NULL, 0);
+    calls = ip_getrandom_mix_calls();
+    (void)ip_vdso_calls(&vmix);
+    TU_OK(ok && vmix > 0 && calls + vmix == 2 * KMIX_STATE_RETRY
+              && calls <= KMIX_STATE_RETRY,
+          "mappings work again: the generator is back on the vDSO within %d "
+          "reads (%lu system calls, %lu vDSO reads of %d)",
+          KMIX_STATE_RETRY, calls, vmix, 2 * KMIX_STATE_RETRY);
+}
+
+/*
  * A vDSO state that cannot be mapped: the generator reads by the system
  * call instead.  New generators take states until one needs a new
  * mapping, whose mmap fails.
@@ -630,6 +655,7 @@ static void test_mmap_fallback(struct pu_env *env)
           "the mapping for a vDSO state fails: that generator mixes by the "
           "system call, with no failed read (%s)",
           got);
+    returns_to_vdso(c[n - 1]);
 out:
     for (i = 0; i < n; i++)
         EVP_RAND_CTX_free(c[i]);
