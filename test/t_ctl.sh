@@ -8,8 +8,9 @@
 # compare; then the cases that must be refused with the file left as it
 # was (fips=yes, random_provider before 3.5, a module that cannot load, a
 # read-only file, random after providers), an existing [random] section,
-# an admin's edit between enable and disable, no final newline, and the
-# status diagnosis of a configured module that cannot load.  Prints TAP.
+# an admin's edit between enable and disable, no final newline, disable
+# of a file with two names (written in place), and the status diagnosis
+# of a configured module that cannot load.  Prints TAP.
 #
 # Environment (set by `make check`): OPENSSL, OPENSSL_MODULES,
 # CHACHARNG_PROBE, abs_top_srcdir, abs_top_builddir.
@@ -497,6 +498,79 @@ ctl "$last" --config "$cnf" disable
 expect "disable, hard link, not enabled: success, file unchanged" \
     eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$orig" && [ "$cnf" -ef "$tmp/edge.link" ]'
 rm -f "$tmp/edge.link"
+
+# disable on an enabled file with two names (package removal with a
+# hard-linked /etc/ssl/openssl.cnf): written in place, so that no name
+# keeps activating a module that is about to go
+cp "$orig" "$cnf"
+ctl enabled --config "$cnf" enable
+cp "$cnf" "$tmp/linked.enabled"
+ln "$cnf" "$tmp/edge.link"
+before_id=$(stat -c '%d %i %h %u %g %a' "$cnf")
+last=disable-hardlink-enabled
+ctl "$last" --config "$cnf" disable
+expect "disable, hard link, enabled: success, chacharng's lines gone, byte for byte" \
+    eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$orig"'
+expect "disable, hard link, enabled: the other name shows the same file" \
+    eval '[ "$cnf" -ef "$tmp/edge.link" ] && cmp -s "$tmp/edge.link" "$cnf" &&
+        ! grep -q "# chacharngctl" "$tmp/edge.link"'
+expect "disable, hard link, enabled: same inode, link count, owner and mode" \
+    eval '[ "$(stat -c "%d %i %h %u %g %a" "$cnf")" = "$before_id" ]'
+expect "disable, hard link, enabled: the backup is the file as it was" \
+    cmp "$cnf.chacharngctl.bak" "$tmp/linked.enabled"
+expect "disable, hard link, enabled: no scratch file left beside it" \
+    eval '[ -z "$(find "$tmp" -maxdepth 1 -name ".chacharngctl.*")" ]'
+rm -f "$tmp/edge.link"
+
+# ... but only after the checks of a file with one name: an edit of the
+# administrator's inside chacharng's section, which taking the lines out
+# would move elsewhere, is still refused, the file left byte for byte
+cp "$orig" "$cnf"
+ctl enabled --config "$cnf" enable
+sed '/^\[chacharng_sect\]/a impl = generic' "$cnf" >"$tmp/linked.edit"
+cat "$tmp/linked.edit" >"$cnf"
+ln "$cnf" "$tmp/edge.link"
+before_id=$(stat -c '%d %i %h' "$cnf")
+last=disable-hardlink-refused
+ctl "$last" --config "$cnf" disable
+expect "disable, hard link, would change more: refused by libcrypto's reading" \
+    eval '[ "$rc" = 1 ] && grep -q "would change more than chacharng" "$tmp/$last.out"'
+expect "disable, hard link, would change more: file unchanged, same inode, two names" \
+    eval 'cmp -s "$cnf" "$tmp/linked.edit" && [ "$(stat -c "%d %i %h" "$cnf")" = "$before_id" ] &&
+        [ "$cnf" -ef "$tmp/edge.link" ]'
+rm -f "$tmp/edge.link"
+
+# the in-place write fails half-way (truncate fails once, after dd has
+# written the new bytes over the old): the file is put back from the
+# backup, in place, and disable fails, saying so
+mkdir -p "$tmp/trunc-shim"
+real_truncate=$(command -v truncate)
+{
+    echo '#!/bin/sh'
+    printf 'if [ ! -e "%s" ]; then\n' "$tmp/trunc-shim/done"
+    printf '    : >"%s"\n' "$tmp/trunc-shim/done"
+    echo '    echo "truncate: No space left on device" >&2'
+    echo '    exit 1'
+    echo 'fi'
+    printf 'exec "%s" "$@"\n' "$real_truncate"
+} >"$tmp/trunc-shim/truncate"
+chmod +x "$tmp/trunc-shim/truncate"
+cp "$orig" "$cnf"
+ctl enabled --config "$cnf" enable
+cp "$cnf" "$tmp/linked.enabled"
+ln "$cnf" "$tmp/edge.link"
+# shellcheck disable=SC2034 # read by the checks
+before_id=$(stat -c '%d %i %h' "$cnf")
+rm -f "$tmp/trunc-shim/done"
+last=disable-hardlink-restored
+PATH=$tmp/trunc-shim:$PATH ctl "$last" --config "$cnf" disable
+expect "disable, hard link, the write fails: refused, saying the file was put back" \
+    eval '[ "$rc" = 1 ] && [ -e "$tmp/trunc-shim/done" ] && grep -q "put back" "$tmp/$last.out"'
+expect "disable, hard link, the write fails: file as it was, same inode, two names" \
+    eval 'cmp -s "$cnf" "$tmp/linked.enabled" && [ "$(stat -c "%d %i %h" "$cnf")" = "$before_id" ] &&
+        [ "$cnf" -ef "$tmp/edge.link" ]'
+rm -f "$tmp/edge.link"
+ctl "$last-again" --config "$cnf" disable
 
 # the backup's name a symlink to a directory (--config in a directory
 # others can write): the backup replaces the symlink, never lands inside

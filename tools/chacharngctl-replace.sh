@@ -27,11 +27,13 @@ lock_target() {
         die "another program has held the lock on $dir (for $target) for a minute: $target unchanged"
 }
 
-# snapshot: $work/orig, the target as read now, and $orig_id, its inode.
+# snapshot [in-place]: $work/orig, the target as read now, $orig_id, its
+# inode, and $links, its number of names.  A file with several names is
+# refused unless in-place is given (disable: see write_in_place).
 snapshot() {
     [ -r "$target" ] || die "cannot read $target: permission denied"
     links=$(stat -c %h "$target") || die "cannot stat $target"
-    if [ "$links" -gt 1 ]; then
+    if [ "$links" -gt 1 ] && [ "${1:-}" != in-place ]; then
         die "$target has $links names (hard links): a new file in its place would leave the other names with the old one.  Nothing changed; remove the other links, or edit the file by hand."
     fi
     orig_id=$(stat -c '%d %i' "$target")
@@ -88,8 +90,9 @@ make_beside() {
     }
 }
 
-# install_file: $beside takes the target's place by rename(2), the old
-# file (the snapshot, with the target's attributes) becoming the backup
+# install_file: $beside takes the target's place by rename(2) (a file
+# with several names: its content is written in place), the old file
+# (the snapshot, with the target's attributes) becoming the backup
 # first; only if the target is still what was read.
 install_file() {
     bak_new=$(scratch_copy "the backup $target.chacharngctl.bak" "$work/orig") || {
@@ -102,6 +105,59 @@ install_file() {
     mv -f -T "$bak_new" "$target.chacharngctl.bak" ||
         die "cannot keep a backup in $target.chacharngctl.bak: $target unchanged"
     bak_new=
-    mv -f "$beside" "$target" || die "cannot replace $target: $target unchanged"
+    if [ "$links" -gt 1 ]; then
+        write_in_place
+        rm -f "$beside"
+    else
+        mv -f "$beside" "$target" || die "cannot replace $target: $target unchanged"
+    fi
     beside=
+}
+
+# ------------------------------------------------------------------------
+# Writing in place: disable on a file with several names
+# ------------------------------------------------------------------------
+# rename(2) is atomic, but it gives the new inode to one name only: the
+# file's other names (hard links) would keep the old content.  enable
+# refuses such a file, and nothing changes.  disable cannot refuse:
+# package removal runs it, and a name left activating a module that is
+# about to be removed makes every program's RAND_bytes fail.  So disable,
+# and only disable, writes such a file in place, once it has passed
+# every check of the rename path (the new file tried beside it, the
+# backup written, the file still the snapshot).  In place is not atomic:
+# a program starting meanwhile may read part new, part old content, and
+# a crash may leave that mix; the compare afterwards and the backup are
+# the remedy.
+#
+# dd conv=notrunc over the old bytes, then truncate to the new length,
+# rather than `cat new >target`: taking lines out only shortens the
+# file, so the overwrite reuses blocks the file already has and truncate
+# only frees, while O_TRUNC frees them first and, on a full file system
+# (/ often runs full during package operations), could leave the file
+# empty or cut.  (A copy-on-write file system needs new blocks either
+# way; the compare catches what that breaks.)
+
+# overwrite FROM: the target's bytes made FROM's, in place, on disk.
+overwrite() {
+    dd if="$1" of="$target" conv=notrunc bs=65536 status=none 2>&1 &&
+        truncate -s "$(stat -c %s "$1")" "$target" 2>&1 &&
+        sync "$target" 2>&1
+}
+
+# write_in_place: the target's content made $beside's (the content the
+# checks read), then compared; on any failure, put back from the
+# snapshot (the backup's bytes, in our own directory, where no other
+# user can change them since), and a loud failure.  Whether it is back
+# is the compare's answer: putting back the longer old content needs no
+# truncate, so that step may fail and the file still be whole.
+write_in_place() {
+    err=$(overwrite "$beside") && cmp -s "$target" "$beside" && return 0
+    why=${err:+: $(reason "$err")}
+    cmp -s "$target" "$work/orig" &&
+        die "cannot write $target in place$why: $target unchanged"
+    overwrite "$work/orig" >/dev/null
+    if cmp -s "$target" "$work/orig"; then
+        die "writing $target in place failed$why: it was put back as it was (the same as $target.chacharngctl.bak)"
+    fi
+    die "writing $target in place failed$why, and so did putting it back: $target is damaged.  Its content before is in $target.chacharngctl.bak; copy it back in place, which keeps every name: cat $target.chacharngctl.bak >$target"
 }
