@@ -90,7 +90,9 @@ aarch64() {
 # statically so that qemu-s390x runs them with no s390x root.  --static,
 # not -static: libtool takes -static for itself and leaves the link
 # dynamic.  Without binfmt_misc the host cannot start an s390x program by
-# itself, so the test harness runs each through qemu-s390x (LOG_COMPILER).
+# itself, so the test harness runs each through qemu-s390x (LOG_COMPILER);
+# the .sh tests among them (test/t_kernel_entries.sh, tools/mca-vx.sh)
+# run on the host.
 # libssl-dev:s390x does not co-install on Debian 12: bookworm-security
 # carries no s390x, so libssl3:s390x stays at the point release while the
 # host's libssl3 takes security updates, and Multi-Arch: same wants the
@@ -137,9 +139,10 @@ s390x() {
 # told the kernel the CPU must be given (CHACHARNG_TEST_BEST): each of
 # these models has VSX and vector crypto, so the VSX kernel.  As on
 # aarch64 only the C tests run (no ppc64el openssl binary co-installs),
-# plus tools/mca-vsx.sh on the host.  QEMU's POWER7, the one model
-# without vector crypto, cannot run these programs at all (Debian's
-# ppc64el code is built for POWER8), so no run shows generic chosen.
+# plus tools/mca-vsx.sh and test/t_kernel_entries.sh on the host.
+# QEMU's POWER7, the one model without vector crypto, cannot run these
+# programs at all (Debian's ppc64el code is built for POWER8), so no run
+# shows generic chosen.
 ppc64el() {
     local dir cpu qemu="qemu-ppc64le -L /"
     if ! command -v powerpc64le-linux-gnu-gcc >/dev/null \
@@ -183,11 +186,11 @@ ppc64el() {
 # emulates) and once without the vector extension.  CHACHARNG_TEST_BEST
 # makes t_chacha check that detection picks rvv, and generic without V;
 # CHACHARNG_TEST_RUNS=rvv/vror that it finds Zvkb where qemu has it.
-# Each run writes riscv64-<name>.log: all core tests at VLEN 128, the
-# kernel test alone at the other lengths.  qemu 7.2 has no Zvkb, so the
-# vror path is reported as skipped there, and one more run, riscv64-zvkb,
-# takes Debian 13's qemu with Zvkb; tools/mca-rvv.sh estimates the round
-# loops of both paths.
+# Each run writes riscv64-<name>.log: all core tests at VLEN 128 (with
+# test/t_kernel_entries.sh, on the host), the kernel test alone at the
+# other lengths.  qemu 7.2 has no Zvkb, so the vror path is reported as
+# skipped there, and one more run, riscv64-zvkb, takes Debian 13's qemu
+# with Zvkb; tools/mca-rvv.sh estimates the round loops of both paths.
 riscv64_run() {
     local dir=$1 name=$2 cpu=$3 best=$4 tests=$5 qemu=${6:-qemu-riscv64}
     echo "--- riscv64 $name ($qemu -cpu $cpu)"

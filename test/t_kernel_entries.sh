@@ -2,20 +2,31 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Every kernel entry stands alone (DESIGN.md section 6): in each asm/*.S
-# file the compiler targets, assembled as the build does, every direct
-# jump, branch or call of every function lands inside that same function
-# or on the first instruction of a function (a call or tail call through
-# the ABI), never behind another function's labels, where it would run
-# on that function's register conventions and rely on that function's
-# clearing.  A static check, so it holds on every CPU, including those
-# that cannot run a kernel (the AVX-512 ones on a machine without it).
+# file the compiler targets (x86_64, aarch64, s390x, ppc64le, riscv64),
+# assembled as the build does, every direct jump, branch or call of every
+# function lands inside that same function or on the first instruction of
+# a function (a call or tail call through the ABI), never behind another
+# function's labels, where it would run on that function's register
+# conventions and rely on that function's clearing.  On ppc64le a
+# function's local entry point (ELFv2 .localentry) counts as its first
+# instruction: a branch from the same module enters there.  A static
+# check, so it holds on every CPU, including those that cannot run a
+# kernel (the AVX-512 ones on a machine without it), and it runs on the
+# build host even in a cross build, never under an emulator.  Each file
+# names the ISA level it needs (.machine on s390x and ppc64le, .option
+# arch on riscv64), so the compiler's defaults assemble what the build
+# assembles, with no -march of its own.
 # It reads the object before linking: a jump to a local label is resolved
 # there, a call or jump to a global symbol is a relocation that this check
-# does not follow (the kernels call other functions only at their start).
-# The s390x, ppc64el and riscv64 kernels are not covered here.
+# does not follow (the kernels call other functions only at their start);
+# on ppc64le the assembler leaves a branch to any function with a local
+# entry point to the linker too.  Indirect jumps and calls (through a
+# register or memory) are not followed either, nor is code outside every
+# function (on ppc64le the branch over the nops that align the next one).
 #
 # Environment (set by `make check`): CC, abs_top_srcdir.  Skips where the
-# compiler targets neither x86_64 nor aarch64 or binutils are missing.
+# compiler targets no architecture with assembly kernels or binutils are
+# missing.
 
 set -u
 
@@ -26,14 +37,25 @@ set -u
 
 read -r -a cc_cmd <<<"$CC"
 macros=$("${cc_cmd[@]}" -dM -E - </dev/null 2>/dev/null)
-case $macros in
-    *__x86_64__*) arch=x86_64 ;;
-    *__aarch64__*) arch=aarch64 ;;
-    *)
-        skip "kernel entries: $CC targets no architecture with assembly kernels"
-        finish
-        ;;
-esac
+# defines MACRO [VALUE]: the compiler predefines MACRO (as VALUE).
+defines() {
+    printf '%s\n' "$macros" | grep -qx "#define $1 ${2:-.*}"
+}
+# the suffix of the kernel files for that target, asm/*_ARCH.S
+if defines __x86_64__; then
+    arch=x86_64
+elif defines __aarch64__; then
+    arch=aarch64
+elif defines __s390x__; then
+    arch=s390x
+elif defines __powerpc64__ && defines __LITTLE_ENDIAN__; then
+    arch=ppc64le
+elif defines __riscv && defines __riscv_xlen 64; then
+    arch=riscv64
+else
+    skip "kernel entries: $CC targets no architecture with assembly kernels"
+    finish
+fi
 # the target's binutils: a cross compiler's own, else the host's
 machine=$("${cc_cmd[@]}" -dumpmachine 2>/dev/null)
 objdump=objdump
@@ -53,26 +75,52 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/chacharng-entries.XXXXXX") || {
 }
 trap 'rm -rf "$tmp"' EXIT
 
-# "START SIZE NAME" (hex start, decimal size) of each function in $1.
+# "START SIZE LOCAL NAME" of each function in $1: hex start, decimal size,
+# and the offset of its ELFv2 local entry point (ppc64le; readelf shows it
+# in the Other column as "[<localentry>: 8]"), else 0.  The name is the
+# last field: that column, like [VARIANT_CC], can come before it.
 functions() {
-    "$readelf" -sW "$1" | awk '$4 == "FUNC" { print $2, $3, $8 }'
+    "$readelf" -sW "$1" | awk '
+        $4 == "FUNC" {
+            entry = 0
+            if (match($0, /<localentry>: [0-9]+/))
+                entry = substr($0, RSTART + 14, RLENGTH - 14)
+            print $2, $3, entry, $NF
+        }'
 }
 
-# The mnemonics of direct jumps, branches and calls (x86 prefixes aside).
+# The mnemonics of direct jumps, branches and calls as objdump prints them
+# (x86 prefixes aside).  Each list takes in the forms the ISA has beyond
+# those in today's kernels, so that a new kernel is covered too.
 case $arch in
     x86_64) jumps='^(j[a-z]+|call)$' ;;
     aarch64) jumps='^(b|b\.[a-z]+|bl|cbn?z|tbn?z)$' ;;
+    # j, jg and every jCOND/jgCOND (brc and brcl with their masks), the
+    # calls bras and brasl, the loop branches brct[g|h] and brx*, and the
+    # compare-and-branch forms c[l][g]rj and c[l][g]ij with a condition
+    s390x) jumps='^(j[a-z]*|brcl?|brasl?|brct[gh]?|brx(hg?|le|lg)|cl?g?[ri]j[a-z]*)$' ;;
+    # b, bc and every extended form: conditions (beq, bnl, bso...), CTR
+    # loops (bdnz, bdzt...), with l (link), a (absolute) and a +/- hint;
+    # the indirect ones end in lr, ctr or tar and match none of these
+    ppc64le) jumps='^b(c|dn?z[tf]?|lt|le|eq|ge|gt|nl|ne|ng|so|ns|un|nu|t|f)?l?a?[+-]?$' ;;
+    # j, jal and the conditional branches with their pseudo-instructions
+    # (objdump prints the compressed c.j, c.beqz and c.bnez without "c.")
+    riscv64) jumps='^(c\.)?(j|jal|b(eq|ne|lt|ge|ltu|geu|gt|le|gtu|leu)|b(eq|ne|le|ge|lt|gt)z)$' ;;
 esac
 
 # "ADDRESS TARGET" (hex) of each direct jump, branch or call in object $1
 # (the whole text: --disassemble=FUNCTION would stop at a label that is a
-# local symbol), whose target objdump shows as "address <symbol...>".
+# local symbol), whose target objdump shows as "address <symbol...>", the
+# last operand (after the registers or condition that some ISAs put
+# before it, "a2,8 <f+0x6>").
 branches() {
     local dis
     dis=$("$objdump" -d --no-show-raw-insn "$1") || return 1
     printf '%s\n' "$dis" \
         | awk -v jumps="$jumps" '
-            { sub(/[ \t]*\/\/.*$/, "") } # the aarch64 condition aliases
+            # the aarch64 condition aliases; the x86_64 and riscv64 notes
+            # of an address an instruction computes, "# 4e <f+0x4c>"
+            { sub(/[ \t]*\/\/.*$/, ""); sub(/[ \t]+#[ \t].*$/, "") }
             /^ *[0-9a-f]+:\t/ && /[0-9a-f]+ <[^>]*>$/ {
                 m = 2
                 while ($m == "bnd" || $m == "notrack")
@@ -81,7 +129,9 @@ branches() {
                     next
                 at = $1
                 sub(/:$/, "", at)
-                print at, $(NF - 1)
+                to = $(NF - 1)
+                sub(/.*,/, "", to)
+                print at, to
             }'
 }
 
@@ -94,16 +144,17 @@ for src in "$abs_top_srcdir"/asm/*_"$arch".S; do
         continue
     fi
     functions "$obj" >"$tmp/functions"
+    # where a jump may enter a function: its start, and its local entry
     starts=" "
-    while read -r start _ _; do
-        starts="$starts$((16#$start)) "
+    while read -r start _ entry _; do
+        starts="$starts$((16#$start)) $((16#$start + entry)) "
     done <"$tmp/functions"
     # a disassembler that read nothing would let every function pass
     if ! branches "$obj" >"$tmp/branches" || [ ! -s "$tmp/branches" ]; then
         not_ok "$base: $objdump found no jumps or branches to check"
         continue
     fi
-    while read -r start size name; do
+    while read -r start size _ name; do
         lo=$((16#$start))
         hi=$((lo + size))
         if [ "$size" -eq 0 ]; then
