@@ -565,14 +565,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_avx2)
         SINGLE_LOAD
         movq    %rsi, %rbp
         B1_LOAD                         /* ebp counts double rounds */
-        .p2align 4
-.Lkey_dround:
-        SINGLE_COLUMNS
-        B1_COLUMNS
-        SINGLE_DIAGONALS
-        B1_DIAGONALS
-        decl    %ebp
-        jnz     .Lkey_dround
+        K_DROUNDS
         B1_FINISH                       /* key[0..64); rax = 0 */
         SINGLE_SPILL
         movq    K_ST(%rsp), %rsi

@@ -277,4 +277,20 @@
         movq    %rdx, K_ST(%rsp)
 .endm
 
+/*
+ * The double rounds of a keyed entry's first vector batch with the key
+ * block's on the integer registers between their halves (B1_LOAD set ebp
+ * to the count); the kernel defines SINGLE_COLUMNS and SINGLE_DIAGONALS.
+ */
+.macro K_DROUNDS
+        .p2align 4
+.Lkey_dround:
+        SINGLE_COLUMNS
+        B1_COLUMNS
+        SINGLE_DIAGONALS
+        B1_DIAGONALS
+        decl    %ebp
+        jnz     .Lkey_dround
+.endm
+
 #endif
