@@ -56,6 +56,7 @@ static void exec_child(int fd, int quick)
     if (dup2(fd, STDOUT_FILENO) < 0
         || setenv("OPENSSL_ia32cap", BENCH_NARROW_IA32CAP, 1) != 0)
         _exit(127);
+    close(fd);
     execv("/proc/self/exe", argv);
     _exit(127);
 }
@@ -74,7 +75,13 @@ int bench_narrow_run(int quick, const size_t *lens, size_t n, char *why,
     for (k = 0; k < NARROW_MAX; k++)
         narrow_mbps[0][k] = narrow_mbps[1][k] = -1.0;
     fflush(stdout);
-    if (pipe(fds) != 0 || (pid = fork()) < 0) {
+    if (pipe(fds) != 0) {
+        snprintf(why, whyn, "no pipe for the child run");
+        return 0;
+    }
+    if ((pid = fork()) < 0) {
+        close(fds[0]);
+        close(fds[1]);
         snprintf(why, whyn, "no child process");
         return 0;
     }
