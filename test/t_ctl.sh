@@ -572,6 +572,48 @@ expect "disable, hard link, the write fails: file as it was, same inode, two nam
 rm -f "$tmp/edge.link"
 ctl "$last-again" --config "$cnf" disable
 
+# the write fails half-way and so does putting it back (truncate fails
+# once, then dd writes nothing on its second call, the put-back): disable
+# fails, calls the file damaged, and the remedy it prints (a copy of the
+# backup in place) gives back the file as it was, every name kept
+mkdir -p "$tmp/dd-shim"
+real_dd=$(command -v dd)
+{
+    echo '#!/bin/sh'
+    printf 'if [ -e "%s" ]; then\n' "$tmp/dd-shim/once"
+    echo '    echo "dd: error writing: No space left on device" >&2'
+    echo '    exit 1'
+    echo 'fi'
+    printf ': >"%s"\n' "$tmp/dd-shim/once"
+    printf 'exec "%s" "$@"\n' "$real_dd"
+} >"$tmp/dd-shim/dd"
+chmod +x "$tmp/dd-shim/dd"
+cp "$orig" "$cnf"
+ctl enabled --config "$cnf" enable
+cp "$cnf" "$tmp/linked.enabled"
+ln "$cnf" "$tmp/edge.link"
+# shellcheck disable=SC2034 # read by the checks
+before_id=$(stat -c '%d %i %h' "$cnf")
+rm -f "$tmp/trunc-shim/done" "$tmp/dd-shim/once"
+last=disable-hardlink-damaged
+PATH=$tmp/dd-shim:$tmp/trunc-shim:$PATH ctl "$last" --config "$cnf" disable
+expect "disable, hard link, write and put-back fail: refused, the file called damaged, the remedy named" \
+    eval '[ "$rc" = 1 ] && [ -e "$tmp/dd-shim/once" ] && [ -e "$tmp/trunc-shim/done" ] &&
+        grep -q "is damaged" "$tmp/$last.out" &&
+        grep -qF "cat $cnf.chacharngctl.bak >$cnf" "$tmp/$last.out"'
+expect "disable, hard link, write and put-back fail: the file is neither as it was nor as asked" \
+    eval '! cmp -s "$cnf" "$tmp/linked.enabled" && ! cmp -s "$cnf" "$orig"'
+expect "disable, hard link, write and put-back fail: the backup is the file as it was" \
+    cmp "$cnf.chacharngctl.bak" "$tmp/linked.enabled"
+cat "$cnf.chacharngctl.bak" >"$cnf"
+expect "disable, hard link, damaged: the printed remedy restores it, same inode, two names" \
+    eval 'cmp -s "$cnf" "$tmp/linked.enabled" && [ "$(stat -c "%d %i %h" "$cnf")" = "$before_id" ] &&
+        cmp -s "$tmp/edge.link" "$tmp/linked.enabled"'
+rm -f "$tmp/edge.link"
+ctl "$last-again" --config "$cnf" disable
+expect "disable, after the remedy: success, chacharng's lines gone" \
+    eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$orig"'
+
 # the backup's name a symlink to a directory (--config in a directory
 # others can write): the backup replaces the symlink, never lands inside
 mkdir -p "$tmp/bakdir"
