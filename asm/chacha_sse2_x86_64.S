@@ -58,6 +58,24 @@
  */
 #include "asm_common.h"
 
+/*
+ * asm/chacha_ssse3_x86_64.S assembles this file again with
+ * CHACHARNG_KERNEL_SSSE3 set: the same kernel with SSSE3's pshufb for the
+ * rotations by 16 and by 8 (one instruction each, where SSE2 takes two
+ * and four), as chacharng_chacha_blocks_ssse3 and _key_ssse3.  This
+ * file's own object has no pshufb: SSE2 is the x86_64 baseline.
+ */
+#ifndef CHACHARNG_KERNEL_SSSE3
+#define CHACHARNG_KERNEL_SSSE3 0
+#endif
+#if CHACHARNG_KERNEL_SSSE3
+#define KERNEL_BLOCKS chacharng_chacha_blocks_ssse3
+#define KERNEL_KEY chacharng_chacha_blocks_key_ssse3
+#else
+#define KERNEL_BLOCKS chacharng_chacha_blocks_sse2
+#define KERNEL_KEY chacharng_chacha_blocks_key_sse2
+#endif
+
 #if defined(__x86_64__) && defined(__ELF__)
 
 #include "chacha_block_x86_64.h"
@@ -76,6 +94,13 @@
 /* Counter distance between consecutive blocks of the row path. */
 .Lone:
         .long 1, 0, 0, 0
+#if CHACHARNG_KERNEL_SSSE3
+/* pshufb patterns: rotate every 32-bit word left by 16 / by 8. */
+.Lrot16:
+        .byte 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13
+.Lrot8:
+        .byte 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14
+#endif
 
         .text
 
@@ -93,8 +118,14 @@
 #define FRAME   (KF + 520)      /* KF + 512 used + 8 for the alignment */
 #define W(base, i) ((base) + 16 * (i))
 
-/* x = rotl32(x, n) through scratch t. */
+/* x = rotl32(x, n) through scratch t (the SSSE3 build: by 8, one pshufb). */
 .macro ROTL n, x, t
+#if CHACHARNG_KERNEL_SSSE3
+        .if \n == 8
+        pshufb  .Lrot8(%rip), %xmm\x
+        .exitm
+        .endif
+#endif
         movdqa  %xmm\x, %xmm\t
         pslld   $\n, %xmm\x
         psrld   $(32 - \n), %xmm\t
@@ -103,8 +134,12 @@
 
 /* x = rotl32(x, 16): swap the 16-bit halves of every word. */
 .macro ROTL16 x
+#if CHACHARNG_KERNEL_SSSE3
+        pshufb  .Lrot16(%rip), %xmm\x
+#else
         pshuflw $0xb1, %xmm\x, %xmm\x
         pshufhw $0xb1, %xmm\x, %xmm\x
+#endif
 .endm
 
 /*
@@ -447,7 +482,7 @@
         .endr
 .endm
 
-FUNC_BEGIN(chacharng_chacha_blocks_sse2)
+FUNC_BEGIN(KERNEL_BLOCKS)
         LANDING_PAD
         testq   %rdx, %rdx
         jz      .Lreturn
@@ -503,7 +538,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_sse2)
         /* One block: the integer registers (chacha_block_x86_64.h). */
 .Lblock1:
         CHACHA_BLOCK1_GPR
-FUNC_END(chacharng_chacha_blocks_sse2)
+FUNC_END(KERNEL_BLOCKS)
 
 /*
  * void chacharng_chacha_blocks_key_sse2(uint8_t *key,          rdi
@@ -530,7 +565,7 @@ FUNC_END(chacharng_chacha_blocks_sse2)
  */
 
         .p2align 5
-FUNC_BEGIN(chacharng_chacha_blocks_key_sse2)
+FUNC_BEGIN(KERNEL_KEY)
         LANDING_PAD
         B1_PUSH
         subq    $FRAME, %rsp
@@ -581,7 +616,7 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_sse2)
         addq    $256, %rdi
         subq    $4, %rdx
         leaq    XS(%rsp), %rsi
-        call    chacharng_chacha_blocks_sse2
+        call    KERNEL_BLOCKS
         WIPE_BATCHES
         jmp     .Lkey_out
 
@@ -598,6 +633,6 @@ FUNC_BEGIN(chacharng_chacha_blocks_key_sse2)
         .cfi_adjust_cfa_offset -FRAME
         B1_POP
         ret
-FUNC_END(chacharng_chacha_blocks_key_sse2)
+FUNC_END(KERNEL_KEY)
 
 #endif

@@ -1040,7 +1040,7 @@ static const char *met(double v, double target)
 /* Why there is no number for |name|, a kernel or another column. */
 static void why_missing(const char *name, char *why, size_t n)
 {
-    static const char *const kernels[] = { "generic", "sse2", "avx2",
+    static const char *const kernels[] = { "generic", "sse2", "ssse3", "avx2",
                                            "avx512",  "neon", "vsx" };
     const struct chacha_impl *impl = chacha_impl_by_name(name);
     size_t i;
@@ -1603,7 +1603,7 @@ static void parse_options(int argc, char **argv, struct options *o)
     static const char *const fixed_cols[] = {
         "ctr-drbg", "rand-def", "rand-cc", "getrandom", "chacha20",
         "raw",      "kmix",     "floor",   "generic",   "sse2",
-        "avx2",     "avx512",   "neon",    "vsx"
+        "ssse3",    "avx2",     "avx512",  "neon",      "vsx"
     };
     int c;
 

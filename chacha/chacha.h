@@ -21,6 +21,7 @@
 
 /* CPU feature bits that a kernel may need (see cpu.c). */
 #define CHACHA_CPU_SSE2 (1u << 0)
+#define CHACHA_CPU_SSSE3 (1u << 10) /* pshufb */
 #define CHACHA_CPU_AVX2 (1u << 1)
 #define CHACHA_CPU_AVX512 (1u << 2) /* AVX-512F + VL, OS saves zmm state */
 #define CHACHA_CPU_NEON (1u << 3)
@@ -61,6 +62,7 @@ typedef void chacha_blocks_key_fn(uint8_t *key, uint8_t *out,
 
 chacha_blocks_fn chacharng_chacha_blocks_generic;
 chacha_blocks_fn chacharng_chacha_blocks_sse2;
+chacha_blocks_fn chacharng_chacha_blocks_ssse3;
 chacha_blocks_fn chacharng_chacha_blocks_avx2;
 chacha_blocks_fn chacharng_chacha_blocks_avx512;
 chacha_blocks_fn chacharng_chacha_blocks_neon;
@@ -83,6 +85,7 @@ chacha_blocks_fn chacharng_chacha_blocks_rvv_vror;
 
 chacha_blocks_key_fn chacharng_chacha_blocks_key_generic;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_sse2;
+chacha_blocks_key_fn chacharng_chacha_blocks_key_ssse3;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_avx2;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_avx512;
 chacha_blocks_key_fn chacharng_chacha_blocks_key_neon;
@@ -108,7 +111,7 @@ void chacha_blocks_key_via(chacha_blocks_fn *blocks, uint8_t *key, uint8_t *out,
                            const uint32_t state[16], size_t nblocks);
 
 struct chacha_impl {
-    const char *name;       /* "generic", "sse2", "avx2", "avx512", "neon" */
+    const char *name;       /* "generic", "sse2", "ssse3", "avx2", ... */
     uint32_t needs;         /* CHACHA_CPU_* bits the kernel requires */
     size_t blocks_per_iter; /* widest batch the kernel computes at once */
     chacha_blocks_fn *blocks;

@@ -34,9 +34,13 @@ uint32_t chacha_cpu_features(void)
     uint64_t xcr0;
 
     max_leaf = __get_cpuid_max(0, NULL);
-    if (max_leaf < 7)
+    if (max_leaf < 1)
         return features;
     __cpuid(1, eax, ebx, ecx, edx);
+    if (ecx & bit_SSSE3)
+        features |= CHACHA_CPU_SSSE3;
+    if (max_leaf < 7)
+        return features;
     if (!(ecx & bit_OSXSAVE) || !(ecx & bit_AVX))
         return features;
     xcr0 = read_xcr0();

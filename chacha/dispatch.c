@@ -21,6 +21,9 @@ static const struct chacha_impl impls[] = {
       chacharng_chacha_blocks_key_avx2 },
 #endif
 #if CHACHARNG_HAVE_SSE2_ASM
+    /* the SSE2 kernel assembled with pshufb (asm/chacha_ssse3_x86_64.S) */
+    { "ssse3", CHACHA_CPU_SSSE3, 8, chacharng_chacha_blocks_ssse3,
+      chacharng_chacha_blocks_key_ssse3 },
     { "sse2", CHACHA_CPU_SSE2, 8, chacharng_chacha_blocks_sse2,
       chacharng_chacha_blocks_key_sse2 },
 #endif

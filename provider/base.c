@@ -75,7 +75,7 @@ const char *chacharng_buildinfo(void)
                           " avx2"
 #endif
 #if CHACHARNG_HAVE_SSE2_ASM
-                          " sse2"
+                          " ssse3 sse2"
 #endif
 #if CHACHARNG_HAVE_NEON_ASM
                           " neon"

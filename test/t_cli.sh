@@ -31,7 +31,7 @@ moddir=$OPENSSL_MODULES
 sample=$abs_top_builddir/openssl.cnf.sample
 fixtures=$abs_top_srcdir/test/cli
 forced=${CHACHARNG_IMPL-}
-all_kernels="generic sse2 avx2 avx512 neon vsx"
+all_kernels="generic sse2 ssse3 avx2 avx512 neon vsx"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/chacharng-cli.XXXXXX") || {
     echo "Bail out! cannot create a temporary directory"
