@@ -494,9 +494,9 @@ static int model_impl(const OSSL_PARAM *p, char *name, size_t namelen)
 static void make_param(struct rd *in, OSSL_PARAM *p, struct param_store *st,
                        int i, struct settings *want, int *valid)
 {
-    static const char *names[] = { "generic", "sse2",  "ssse3", "avx2",
-                                   "avx512",  "neon",  "bogus", "",
-                                   "GENERIC" };
+    static const char *names[] = { "generic", "sse2",   "ssse3",
+                                   "avx2",    "avx512", "neon",
+                                   "bogus",   "",       "GENERIC" };
     unsigned int key = u8(in) % 4, type = u8(in) % 6, shape = u8(in);
     uint64_t raw = u32(in) | (uint64_t)(u8(in) & 3) << 32;
     int sign = u8(in) & 1;
