@@ -1174,18 +1174,22 @@ static void print_kernel_targets(void)
 /* Set when the SSE2 rows were measured against a CPU without AVX2. */
 static int narrow_done;
 static char narrow_why[96];
+/* The kernels of x86_64 CPUs without AVX2, measured by the child run. */
+static const char *const narrow_kernels[] = { "ssse3", "sse2" };
 
 /*
- * The SSE2 kernel at a direct size (mid_sizes[|k|]): where the CPU has
- * AVX2, against the EVP ChaCha20 of a CPU without it (bench_narrow.h),
- * with the target, and against this CPU's (AVX2) one for information;
- * elsewhere the chacha20 column is already that EVP ChaCha20.
+ * A narrow kernel (|kern|: ssse3 or sse2) at a direct size
+ * (mid_sizes[|k|]): where the CPU has AVX2, against the EVP ChaCha20 of a
+ * CPU without it (bench_narrow.h), with the target, and against this
+ * CPU's (AVX2) one for information; elsewhere the chacha20 column is
+ * already that EVP ChaCha20.
  */
-static void print_sse2_direct(size_t k, const char *what, double target)
+static void print_narrow_direct(const char *kern, size_t k, const char *what,
+                                double target)
 {
     size_t len = mid_sizes[k];
     char w1[80], w2[80], line[128];
-    double a = cell("sse2", len, w1, sizeof(w1));
+    double a = cell(kern, len, w1, sizeof(w1));
     double b = cell("chacha20", len, w2, sizeof(w2));
 
     if (!(chacha_cpu_features() & CHACHA_CPU_AVX2)) {
@@ -1194,7 +1198,7 @@ static void print_sse2_direct(size_t k, const char *what, double target)
     }
     snprintf(line, sizeof(line), "%s", what);
     if (narrow_done)
-        print_ratio(line, bench_narrow_cell("sse2", k), "not in the child run",
+        print_ratio(line, bench_narrow_cell(kern, k), "not in the child run",
                     bench_narrow_cell("chacha20", k), "not in the child run",
                     target);
     else
@@ -1208,13 +1212,14 @@ static void print_sse2_direct(size_t k, const char *what, double target)
  * Mid-size requests: 256 and 512 bytes are served from the buffer (a
  * refill every 960 bytes), 1, 2 and 4 KiB straight into the caller's
  * memory (a rekey block, then the caller's blocks), whose kernel read the
- * target allows for with mixing on.  The direct sizes also for SSE2, the
- * x86_64 baseline (print_sse2_direct).  Then what kernel mixing costs.
+ * target allows for with mixing on.  The direct sizes also for the
+ * kernels of x86_64 CPUs without AVX2, SSSE3 and the SSE2 baseline
+ * (print_narrow_direct).  Then what kernel mixing costs.
  */
 static void print_mid_targets(const char *k)
 {
     char what[80], w1[80], w2[80];
-    size_t i;
+    size_t i, j;
 
     for (i = 0; i < sizeof(mid_sizes) / sizeof(mid_sizes[0]); i++) {
         size_t len = mid_sizes[i];
@@ -1227,12 +1232,17 @@ static void print_mid_targets(const char *k)
                  shown, unit, how);
         print_ratio(what, cell(k, len, w1, sizeof(w1)), w1,
                     cell("chacha20", len, w2, sizeof(w2)), w2, target);
-        if (len <= 960 || strcmp(k, "sse2") == 0
-            || chacha_impl_by_name("sse2") == NULL)
-            continue;
-        snprintf(what, sizeof(what), "DRBG[sse2] / EVP w/o AVX2, %zu %s, %s",
-                 shown, unit, how);
-        print_sse2_direct(i, what, target);
+        for (j = 0; j < sizeof(narrow_kernels) / sizeof(narrow_kernels[0]);
+             j++) {
+            const char *n = narrow_kernels[j];
+
+            if (len <= 960 || strcmp(k, n) == 0
+                || chacha_impl_by_name(n) == NULL)
+                continue;
+            snprintf(what, sizeof(what), "DRBG[%s] / EVP w/o AVX2, %zu %s, %s",
+                     n, shown, unit, how);
+            print_narrow_direct(n, i, what, target);
+        }
     }
     print_ratio("kernel mixing on / off, 16 bytes", kmix_ratio[0],
                 "kmix not measured", 1.0, "", 0.95);
@@ -1771,22 +1781,37 @@ static void run_request_table(unsigned char *buf)
 }
 
 /*
- * The child run for print_sse2_direct(), when the SSE2 rows need it: the
- * sse2 and chacha20 columns measured, on a CPU with AVX2.
+ * The child run for print_narrow_direct(), when its rows need it: the
+ * narrow kernels this build and CPU have and the chacha20 column
+ * measured, on a CPU with AVX2.
  */
 static void run_narrow(const char *pick)
 {
-    const struct chacha_impl *sse2 = chacha_impl_by_name("sse2");
+    char list[64] = "", names[64] = "";
+    size_t i;
 
-    if (sse2 == NULL || !chacha_impl_supported(sse2)
-        || !(chacha_cpu_features() & CHACHA_CPU_AVX2) || !selected(pick, "sse2")
+    if (!(chacha_cpu_features() & CHACHA_CPU_AVX2)
         || !selected(pick, "chacha20"))
         return;
-    printf("\nDRBG[sse2] and EVP ChaCha20 again, in a child with "
+    for (i = 0; i < sizeof(narrow_kernels) / sizeof(narrow_kernels[0]); i++) {
+        const struct chacha_impl *impl = chacha_impl_by_name(narrow_kernels[i]);
+
+        if (impl == NULL || !chacha_impl_supported(impl)
+            || !selected(pick, narrow_kernels[i]))
+            continue;
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s,",
+                 narrow_kernels[i]);
+        snprintf(names + strlen(names), sizeof(names) - strlen(names),
+                 "%sDRBG[%s]", names[0] ? ", " : "", narrow_kernels[i]);
+    }
+    if (list[0] == '\0')
+        return;
+    snprintf(list + strlen(list), sizeof(list) - strlen(list), "chacha20");
+    printf("\n%s and EVP ChaCha20 again, in a child with "
            "OPENSSL_ia32cap=%s\n(AVX2 and AVX-512 masked: libcrypto's 4-block "
            "SSSE3 ChaCha20)\n",
-           BENCH_NARROW_IA32CAP);
-    narrow_done = bench_narrow_run(opt_runs == RUNS_QUICK, mid_sizes,
+           names, BENCH_NARROW_IA32CAP);
+    narrow_done = bench_narrow_run(opt_runs == RUNS_QUICK, list, mid_sizes,
                                    sizeof(mid_sizes) / sizeof(mid_sizes[0]),
                                    narrow_why, sizeof(narrow_why));
 }

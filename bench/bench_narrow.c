@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The child run of bench_narrow.h: /proc/self/exe -m -c sse2,chacha20
- * with OPENSSL_ia32cap set, its machine-readable request table read back
+ * The child run of bench_narrow.h: /proc/self/exe -m -c COLUMNS with
+ * OPENSSL_ia32cap set, its machine-readable request table read back
  * through a pipe.
  */
 #define _GNU_SOURCE /* setenv in the child */
@@ -18,14 +18,17 @@
 
 static const size_t *narrow_lens;
 static size_t narrow_n;
-static double narrow_mbps[2][NARROW_MAX]; /* sse2, chacha20 */
+static const char *const narrow_titles[] = { "ssse3", "sse2", "chacha20" };
+#define NARROW_COLS (sizeof(narrow_titles) / sizeof(narrow_titles[0]))
+static double narrow_mbps[NARROW_COLS][NARROW_MAX];
 
 static int column_index(const char *title)
 {
-    if (strcmp(title, "sse2") == 0)
-        return 0;
-    if (strcmp(title, "chacha20") == 0)
-        return 1;
+    size_t c;
+
+    for (c = 0; c < NARROW_COLS; c++)
+        if (strcmp(title, narrow_titles[c]) == 0)
+            return (int)c;
     return -1;
 }
 
@@ -47,9 +50,12 @@ static void take_line(const char *line)
             narrow_mbps[c][k] = median;
 }
 
-static void exec_child(int fd, int quick)
+static void exec_child(int fd, int quick, const char *cols)
 {
-    char *argv[] = { "bench", "-m", "-c", "sse2,chacha20", NULL, NULL };
+    char list[64];
+    char *argv[] = { "bench", "-m", "-c", list, NULL, NULL };
+
+    snprintf(list, sizeof(list), "%s", cols);
 
     if (quick)
         argv[4] = "-q";
@@ -61,8 +67,8 @@ static void exec_child(int fd, int quick)
     _exit(127);
 }
 
-int bench_narrow_run(int quick, const size_t *lens, size_t n, char *why,
-                     size_t whyn)
+int bench_narrow_run(int quick, const char *cols, const size_t *lens, size_t n,
+                     char *why, size_t whyn)
 {
     char line[256];
     int fds[2], status;
@@ -72,8 +78,8 @@ int bench_narrow_run(int quick, const size_t *lens, size_t n, char *why,
 
     narrow_lens = lens;
     narrow_n = n < NARROW_MAX ? n : NARROW_MAX;
-    for (k = 0; k < NARROW_MAX; k++)
-        narrow_mbps[0][k] = narrow_mbps[1][k] = -1.0;
+    for (k = 0; k < NARROW_MAX * NARROW_COLS; k++)
+        narrow_mbps[k / NARROW_MAX][k % NARROW_MAX] = -1.0;
     fflush(stdout);
     if (pipe(fds) != 0) {
         snprintf(why, whyn, "no pipe for the child run");
@@ -87,7 +93,7 @@ int bench_narrow_run(int quick, const size_t *lens, size_t n, char *why,
     }
     if (pid == 0) {
         close(fds[0]);
-        exec_child(fds[1], quick);
+        exec_child(fds[1], quick, cols);
     }
     close(fds[1]);
     f = fdopen(fds[0], "r");
