@@ -17,12 +17,13 @@
 # arch on riscv64), so the compiler's defaults assemble what the build
 # assembles, with no -march of its own.
 # It reads the object before linking: a jump to a local label is resolved
-# there, a call or jump to a global symbol is a relocation that this check
-# does not follow (the kernels call other functions only at their start);
-# on ppc64le the assembler leaves a branch to any function with a local
-# entry point to the linker too.  Indirect jumps and calls (through a
-# register or memory) are not followed either, nor is code outside every
-# function (on ppc64le the branch over the nops that align the next one).
+# there; a call or jump to a global symbol is a relocation (on ppc64le
+# also a branch to any function with a local entry point), followed to
+# the symbol and its addend: it must land on a function of the file at its
+# start (or local entry), or on an outside symbol itself.  Indirect jumps
+# and calls (through a register or memory) are not followed, nor is code
+# outside every function (on ppc64le the branch over the nops that align
+# the next one).
 #
 # Environment (set by `make check`): CC, abs_top_srcdir.  Skips where the
 # compiler targets no architecture with assembly kernels or binutils are
@@ -108,16 +109,60 @@ case $arch in
     riscv64) jumps='^(c\.)?(j|jal|b(eq|ne|lt|ge|ltu|geu|gt|le|gtu|leu)|b(eq|ne|le|ge|lt|gt)z)$' ;;
 esac
 
-# "ADDRESS TARGET" (hex) of each direct jump, branch or call in object $1
-# (the whole text: --disassemble=FUNCTION would stop at a label that is a
-# local symbol), whose target objdump shows as "address <symbol...>", the
-# last operand (after the registers or condition that some ISAs put
-# before it, "a2,8 <f+0x6>").
+# How far past its symbol a relocated branch lands, from the addend the
+# relocation carries: the x86_64 rel32 is counted from the end of its
+# 4-byte field, the s390x halfword offset from the instruction, 2 bytes
+# before its field; elsewhere the addend is the offset.
+case $arch in
+    x86_64) reloc_bias=4 ;;
+    s390x) reloc_bias=-2 ;;
+    *) reloc_bias=0 ;;
+esac
+
+# Each direct jump, branch or call in object $1 (the whole text:
+# --disassemble=FUNCTION would stop at a label that is a local symbol):
+# "ADDRESS TARGET" (hex) where objdump shows the target as "address
+# <symbol...>", the last operand (after the registers or condition that
+# some ISAs put before it, "a2,8 <f+0x6>"); or, where a relocation to a
+# symbol that is not a local label or a section fills the instruction in,
+# "ADDRESS @ SYMBOL ADDEND" (ADDEND decimal, as the relocation has it),
+# since the target objdump shows then is only the unrelocated field.
 branches() {
     local dis
-    dis=$("$objdump" -d --no-show-raw-insn "$1") || return 1
+    dis=$("$objdump" -dr --no-show-raw-insn "$1") || return 1
     printf '%s\n' "$dis" \
         | awk -v jumps="$jumps" '
+            function hexval(h,    v, i) {
+                v = 0
+                for (i = 1; i <= length(h); i++)
+                    v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+                return v
+            }
+            function flush() {
+                if (pending != "")
+                    print pending
+                pending = ""
+            }
+            # a relocation line, "   4c: R_X86_64_PLT32  f-0x4"
+            /^[ \t]+[0-9a-f]+: R_/ {
+                if (pending == "")
+                    next
+                sym = $3
+                add = 0
+                if (match(sym, /[-+]0x[0-9a-f]+$/)) {
+                    add = hexval(substr(sym, RSTART + 3))
+                    if (substr(sym, RSTART, 1) == "-")
+                        add = -add
+                    sym = substr(sym, 1, RSTART - 1)
+                }
+                # local labels (.L..., riscv64 .L9^B1) and sections are
+                # resolved in the object: the shown target stands
+                if (sym !~ /^\./)
+                    pending = pending_at " @ " sym " " add
+                flush()
+                next
+            }
+            { flush() }
             # the aarch64 condition aliases; the x86_64 and riscv64 notes
             # of an address an instruction computes, "# 4e <f+0x4c>"
             { sub(/[ \t]*\/\/.*$/, ""); sub(/[ \t]+#[ \t].*$/, "") }
@@ -131,8 +176,10 @@ branches() {
                 sub(/:$/, "", at)
                 to = $(NF - 1)
                 sub(/.*,/, "", to)
-                print at, to
-            }'
+                pending = at " " to
+                pending_at = at
+            }
+            END { flush() }'
 }
 
 for src in "$abs_top_srcdir"/asm/*_"$arch".S; do
@@ -144,6 +191,7 @@ for src in "$abs_top_srcdir"/asm/*_"$arch".S; do
         continue
     fi
     functions "$obj" >"$tmp/functions"
+    funcs=$(cat "$tmp/functions")
     # where a jump may enter a function: its start, and its local entry
     starts=" "
     while read -r start _ entry _; do
@@ -163,12 +211,27 @@ for src in "$abs_top_srcdir"/asm/*_"$arch".S; do
         fi
         n=0
         stray=
-        while read -r at target; do
+        while read -r at target sym addend; do
             a=$((16#$at))
             if [ "$a" -lt "$lo" ] || [ "$a" -ge "$hi" ]; then
                 continue
             fi
             n=$((n + 1))
+            if [ "$target" = @ ]; then
+                # a relocated branch: onto a function of this file at its
+                # start or local entry, or onto an outside symbol itself
+                off=$((addend + reloc_bias))
+                entry=$(printf '%s\n' "$funcs" | awk -v s="$sym" '$4 == s { print $1, $3 }')
+                if [ -z "$entry" ]; then
+                    [ "$off" -eq 0 ] || stray="$stray 0x$at->$sym+$off"
+                    continue
+                fi
+                read -r _ sentry <<<"$entry"
+                if [ "$off" -ne 0 ] && [ "$off" -ne "$sentry" ]; then
+                    stray="$stray 0x$at->$sym+$off"
+                fi
+                continue
+            fi
             t=$((16#$target))
             if [ "$t" -ge "$lo" ] && [ "$t" -lt "$hi" ]; then
                 continue
