@@ -95,7 +95,9 @@
 .Lone:
         .long 1, 0, 0, 0
 #if CHACHARNG_KERNEL_SSSE3
-/* pshufb patterns: rotate every 32-bit word left by 16 / by 8. */
+/* pshufb patterns: rotate every 32-bit word left by 16 / by 8 (memory
+ * operands of a non-VEX instruction: 16-byte aligned). */
+        .p2align 4
 .Lrot16:
         .byte 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13
 .Lrot8:
