@@ -161,7 +161,7 @@ static int chacharng_prov_get_params(void *vprov, OSSL_PARAM params[])
          i++) {
         p = OSSL_PARAM_locate(params, prov_gettable[i].key);
         if (p != NULL && !prov_gettable_answers[i](p, prov))
-            return chacharng_param_refused(prov, p);
+            return chacharng_param_refused(prov, p, &prov_gettable[i]);
     }
     return 1;
 }

@@ -62,7 +62,11 @@ int chacharng_rand_get_ctx_params(void *vctx, OSSL_PARAM params[])
 /*
  * OSSL_PARAM_set_utf8_string fills a buffer of exactly the string's length
  * and leaves out the NUL; a caller printing it reads past its buffer.
- * That is refused here, as EVP_PKEY_get_utf8_string_param refuses it.
+ * That is refused here, as EVP_PKEY_get_utf8_string_param refuses it, with
+ * return_size the smallest data_size that works (OSSL_PARAM(3): the
+ * minimum size required), so that a caller who allocates what a refusal
+ * names succeeds next time.  A size query (NULL data) gets the length
+ * without the NUL, as from OpenSSL's own answers.
  */
 int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s)
 {
@@ -75,18 +79,27 @@ int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s)
     p->return_size = len;
     if (p->data == NULL)
         return 1; /* the caller asks for the length */
-    if (p->data_size <= len)
+    if (p->data_size <= len) {
+        p->return_size = len + 1;
         return 0;
+    }
     memcpy(p->data, s, len + 1);
     return 1;
 }
 
-int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p)
+int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
+                            const OSSL_PARAM *def)
 {
-    CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
-                    "%s: a buffer of type %u and %zu bytes cannot take the "
-                    "answer (%zu bytes)",
-                    p->key, p->data_type, p->data_size, p->return_size);
+    if (p->data_type != def->data_type)
+        CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
+                        "%s: a buffer of type %u cannot take the answer, "
+                        "of type %u",
+                        p->key, p->data_type, def->data_type);
+    else
+        CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
+                        "%s: a buffer of %zu bytes cannot take the answer "
+                        "(it needs %zu)",
+                        p->key, p->data_size, p->return_size);
     return 0;
 }
 
@@ -215,7 +228,7 @@ static int get_ctx_params_slow(CHACHARNG_RAND_CTX *ctx, OSSL_PARAM params[])
          i++) {
         p = OSSL_PARAM_locate(params, gettable[i].key);
         if (p != NULL && !gettable_answers[i](p, ctx))
-            return chacharng_param_refused(ctx->provctx, p);
+            return chacharng_param_refused(ctx->provctx, p, &gettable[i]);
     }
     return 1;
 }

@@ -13,13 +13,17 @@
 /*
  * Answer |p| with the string |s|: a UTF8_PTR gets the pointer, a
  * UTF8_STRING a copy with its NUL, NULL data only the length.  return_size
- * is the length without the NUL.  Returns 0 for any other type and for a
- * buffer without room for the NUL.
+ * is the length without the NUL, or for a buffer without room for the NUL
+ * (refused) the length with it.  Returns 0 for any other type and for that
+ * buffer.
  */
 int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s);
-/* Raise the error for an answer |p| could not take; returns 0. */
-int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov,
-                            const OSSL_PARAM *p);
+/*
+ * Raise the error for an answer |p| could not take, |def| being the key's
+ * definition in the gettable list; returns 0.
+ */
+int chacharng_param_refused(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
+                            const OSSL_PARAM *def);
 
 /*
  * The parameter tables (prov.c, rand_params.c) are X-macro lists of

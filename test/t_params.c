@@ -873,6 +873,74 @@ static void test_key_buffer_reuse(void)
     EVP_RAND_CTX_free(ctx);
 }
 
+/*
+ * A string answer's sizes, for a context's and the provider's "impl": a
+ * size query (NULL data) gets the string's length without the NUL, as
+ * OpenSSL's own answers; a buffer of just that length has no room for
+ * the NUL and is refused with return_size the size that works, so that
+ * asking, allocating return_size and asking again ends in the answer.
+ */
+static int get_string(EVP_RAND_CTX *ctx, OSSL_PARAM *p)
+{
+    OSSL_PARAM params[2] = { *p, OSSL_PARAM_END };
+    int ok = ctx != NULL ? EVP_RAND_CTX_get_params(ctx, params)
+                         : OSSL_PROVIDER_get_params(env.prov, params);
+
+    *p = params[0];
+    return ok;
+}
+
+static void string_sizes(EVP_RAND_CTX *ctx, const char *what)
+{
+    char want[64] = "", buf[64];
+    OSSL_PARAM p = OSSL_PARAM_construct_utf8_string("impl", want, sizeof(want));
+    size_t len, asked;
+    int ok;
+
+    if (!TU_OK(get_string(ctx, &p) == 1, "%s: impl read", what))
+        return;
+    len = strlen(want);
+    p = OSSL_PARAM_construct_utf8_string("impl", NULL, 0);
+    ok = get_string(ctx, &p);
+    TU_OK(ok && p.return_size == len,
+          "%s: a size query gets the length without the NUL (%zu, want %zu)",
+          what, p.return_size, len);
+    asked = p.return_size;
+    if (!TU_OK(asked < sizeof(buf), "%s: a size that fits the test's buffer",
+               what))
+        return;
+
+    memset(buf, 'x', sizeof(buf));
+    p = OSSL_PARAM_construct_utf8_string("impl", buf, asked);
+    pu_err_clear();
+    ok = get_string(ctx, &p);
+    TU_OK(ok == 0, "%s: a buffer of %zu bytes (no room for the NUL) is refused",
+          what, asked);
+    TU_OK(pu_err_from_provider(1), "... with a %s error", PU_PROVIDER);
+    TU_OK(p.return_size == len + 1 && buf[0] == 'x',
+          "... return_size says what works (%zu, want %zu) and the buffer "
+          "is untouched",
+          p.return_size, len + 1);
+    pu_err_clear();
+
+    asked = p.return_size;
+    p = OSSL_PARAM_construct_utf8_string("impl", buf, asked);
+    ok = asked < sizeof(buf) && get_string(ctx, &p);
+    TU_OK(ok && strcmp(buf, want) == 0,
+          "%s: a buffer of that return_size (%zu) takes \"%s\"", what, asked,
+          want);
+}
+
+static void test_string_sizes(void)
+{
+    EVP_RAND_CTX *ctx = pu_drbg_ready(&env, NULL);
+
+    if (TU_OK(ctx != NULL, "context for the string sizes"))
+        string_sizes(ctx, "context");
+    string_sizes(NULL, "provider");
+    EVP_RAND_CTX_free(ctx);
+}
+
 static void body(void)
 {
     if (!TU_OK(pu_env_init(&env), "load default and %s into a new libctx",
@@ -889,6 +957,7 @@ static void body(void)
     test_impl_switch();
     test_provider_params();
     test_key_buffer_reuse();
+    test_string_sizes();
     pu_env_free(&env);
 }
 
