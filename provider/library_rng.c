@@ -21,6 +21,7 @@
 #include "library_facts.h"
 #include "debug.h"
 #include "library_rng.h"
+#include "rand_params.h"
 
 #define LIBRARY_RNG_PROPQ "provider=" CHACHARNG_NAME
 
@@ -275,13 +276,17 @@ int chacharng_library_rng_made(const CHACHARNG_PROV_CTX *prov,
                                const OSSL_PARAM params[])
 {
     const OSSL_PARAM *p;
-    const char *props = NULL;
+    const char *props;
+    size_t len;
 
     if (prov->library_rng == NULL || params == NULL)
         return 0;
+    /* the caller's string, read no further than it says it goes */
     p = OSSL_PARAM_locate_const(params, OSSL_DRBG_PARAM_PROPERTIES);
-    return p != NULL && OSSL_PARAM_get_utf8_string_ptr(p, &props)
-           && props != NULL && strcmp(props, LIBRARY_RNG_PROPQ) == 0;
+    return p != NULL
+           && chacharng_param_text(p, sizeof(LIBRARY_RNG_PROPQ), &props, &len)
+           && len == sizeof(LIBRARY_RNG_PROPQ) - 1
+           && memcmp(props, LIBRARY_RNG_PROPQ, len) == 0;
 }
 
 /* First step of OPENSSL_cleanup: drop the pin while libcrypto is whole. */

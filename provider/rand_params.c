@@ -251,14 +251,8 @@ static int has_number(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p)
     return 0;
 }
 
-/*
- * The impl string of |p| as |*s| and its length: a UTF8_STRING is its
- * data_size bytes, or fewer up to a NUL (no NUL is needed); a UTF8_PTR
- * points to data_size bytes read the same way, or with data_size 0 to a
- * NUL-terminated string.  Nothing past those bounds is read.
- */
-static int impl_text(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
-                     const char **s, size_t *len)
+int chacharng_param_text(const OSSL_PARAM *p, size_t ptr_bound,
+                         const char **s, size_t *len)
 {
     size_t bound = p->data_size;
 
@@ -269,21 +263,33 @@ static int impl_text(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
     case OSSL_PARAM_UTF8_PTR:
         *s = p->data != NULL ? *(const char *const *)p->data : NULL;
         if (bound == 0)
-            bound = IMPL_NAME_BOUND;
+            bound = ptr_bound;
         break;
     default:
-        CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
-                        "impl must be a UTF8 string (type %u)", p->data_type);
+        *s = NULL;
         return 0;
     }
-    if (*s == NULL) {
+    if (*s == NULL)
+        return 0;
+    *len = strnlen(*s, bound);
+    return 1;
+}
+
+/* The impl string of |p| (chacharng_param_text), or an error raised. */
+static int impl_text(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p,
+                     const char **s, size_t *len)
+{
+    if (chacharng_param_text(p, IMPL_NAME_BOUND, s, len))
+        return 1;
+    if (p->data_type != OSSL_PARAM_UTF8_STRING
+        && p->data_type != OSSL_PARAM_UTF8_PTR)
+        CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
+                        "impl must be a UTF8 string (type %u)", p->data_type);
+    else
         CHACHARNG_RAISE(prov, CHACHARNG_R_INVALID_PARAMETER,
                         "impl has no string (%s)",
                         p->data == NULL ? "NULL data" : "NULL pointer");
-        return 0;
-    }
-    *len = strnlen(*s, bound);
-    return 1;
+    return 0;
 }
 
 /*

@@ -19,6 +19,16 @@
  */
 int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s);
 /*
+ * The string of parameter |p| as |*s| and its length: a UTF8_STRING is its
+ * data_size bytes, or fewer up to a NUL (no NUL is needed); a UTF8_PTR
+ * points to data_size bytes read the same way, or with data_size 0 to a
+ * NUL-terminated string, of which at most |ptr_bound| bytes are read.
+ * Nothing past those bounds is read.  Returns 0, raising nothing, for any
+ * other type and for NULL data or a NULL pointer.
+ */
+int chacharng_param_text(const OSSL_PARAM *p, size_t ptr_bound,
+                         const char **s, size_t *len);
+/*
  * Raise the error for an answer |p| could not take, |def| being the key's
  * definition in the gettable list; returns 0.
  */

@@ -7,12 +7,14 @@
  * t_library_rng.c.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -236,6 +238,60 @@ int sc_errors_full_queue(void)
         }
     }
     return queue_is_empty("after the load") && library_drbg_is(NULL, CHACHA);
+}
+
+/*
+ * An application's context of chacharng loaded alone, instantiated with a
+ * "properties" string (the key libcrypto names its own DRBGs' fetches by)
+ * that has no NUL and ends where an unmapped page begins, given as a UTF8
+ * string and as a UTF8 pointer: it is read within its data_size (as
+ * chacharng(7) says of strings), the context generates, and libcrypto's
+ * DRBGs are still chacharng's.
+ */
+static int instantiate_with_properties(const OSSL_PARAM *prop)
+{
+    EVP_RAND *r = EVP_RAND_fetch(NULL, "CHACHA20-DRBG", "provider=chacharng");
+    EVP_RAND_CTX *ctx = r != NULL ? EVP_RAND_CTX_new(r, NULL) : NULL;
+    OSSL_PARAM params[2] = { *prop, OSSL_PARAM_END };
+    unsigned char buf[32];
+    int ok = ctx != NULL
+             && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, params)
+             && EVP_RAND_generate(ctx, buf, sizeof(buf), 256, 0, NULL, 0);
+
+    if (!ok) {
+        say("instantiate with an unterminated properties string failed");
+        ERR_print_errors_fp(stderr);
+    }
+    EVP_RAND_CTX_free(ctx);
+    EVP_RAND_free(r);
+    return ok;
+}
+
+int sc_properties_unterminated(void)
+{
+    static const char text[] = "provider=chacharng";
+    size_t n = sizeof(text) - 1, page = (size_t)sysconf(_SC_PAGESIZE);
+    char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *s;
+    OSSL_PARAM p;
+    int ok;
+
+    if (map == MAP_FAILED || mprotect(map + page, page, PROT_NONE) != 0) {
+        say("guard page: %s", strerror(errno));
+        return 0;
+    }
+    s = map + page - n;
+    memcpy(s, text, n);
+    if (load(NULL, "chacharng") == NULL)
+        return 0;
+    p = OSSL_PARAM_construct_utf8_string("properties", s, n);
+    ok = instantiate_with_properties(&p);
+    p = OSSL_PARAM_construct_utf8_string("properties", s + 1, n - 1);
+    ok = ok && instantiate_with_properties(&p);
+    p = OSSL_PARAM_construct_utf8_ptr("properties", &s, n);
+    ok = ok && instantiate_with_properties(&p);
+    munmap(map, 2 * page);
+    return ok && library_drbg_is(NULL, CHACHA);
 }
 
 /* loaded alone, unloaded, loaded again: RAND_bytes as after the first */

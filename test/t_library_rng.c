@@ -609,6 +609,10 @@ static const struct scenario scenarios[] = {
       "named as the library DRBG",
       "15 application errors (a full queue): all kept, in order, across the "
       "load" },
+    { "properties-unterminated", sc_properties_unterminated, NULL,
+      "named as the library DRBG",
+      "alone, an application's context instantiated with a properties "
+      "string without NUL at the end of a page: read within its data_size" },
     { "reload", sc_reload, NULL, "named as the library DRBG",
       "loaded alone, unloaded, loaded again: RAND_bytes from CHACHA20-DRBG" },
     { "load-beside-thread", sc_load_beside_thread, NULL,

@@ -988,7 +988,8 @@ static void check_get_number(get_fn *get, void *obj, const char *key,
 
 /*
  * The same for a string |key| whose value is |want|: a buffer without room
- * for the NUL, a 3-byte one, and one of a number type are refused; NULL
+ * for the NUL, a 3-byte one, and one of a number type are refused, the
+ * first two with return_size the size that works (the NUL counted); NULL
  * data answers the length; a utf8 pointer and a big enough buffer work.
  */
 static void check_get_string(get_fn *get, void *obj, const char *key,
@@ -1012,11 +1013,11 @@ static void check_get_string(get_fn *get, void *obj, const char *key,
              len);
     expect_get_refused(get, obj,
                        OSSL_PARAM_construct_utf8_string(key, (char *)buf, len),
-                       buf, sizeof(buf), len, what);
+                       buf, sizeof(buf), len + 1, what);
     snprintf(what, sizeof(what), "%s into 3 bytes", key);
     expect_get_refused(get, obj,
                        OSSL_PARAM_construct_utf8_string(key, (char *)buf, 3),
-                       buf, sizeof(buf), len, what);
+                       buf, sizeof(buf), len + 1, what);
     snprintf(what, sizeof(what), "%s as an unsigned integer", key);
     expect_get_refused(get, obj,
                        raw_param(key, OSSL_PARAM_UNSIGNED_INTEGER, buf, 8), buf,
