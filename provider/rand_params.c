@@ -251,8 +251,8 @@ static int has_number(const CHACHARNG_PROV_CTX *prov, const OSSL_PARAM *p)
     return 0;
 }
 
-int chacharng_param_text(const OSSL_PARAM *p, size_t ptr_bound,
-                         const char **s, size_t *len)
+int chacharng_param_text(const OSSL_PARAM *p, size_t ptr_bound, const char **s,
+                         size_t *len)
 {
     size_t bound = p->data_size;
 

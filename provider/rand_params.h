@@ -26,8 +26,8 @@ int chacharng_param_set_utf8(OSSL_PARAM *p, const char *s);
  * Nothing past those bounds is read.  Returns 0, raising nothing, for any
  * other type and for NULL data or a NULL pointer.
  */
-int chacharng_param_text(const OSSL_PARAM *p, size_t ptr_bound,
-                         const char **s, size_t *len);
+int chacharng_param_text(const OSSL_PARAM *p, size_t ptr_bound, const char **s,
+                         size_t *len);
 /*
  * Raise the error for an answer |p| could not take, |def| being the key's
  * definition in the gettable list; returns 0.

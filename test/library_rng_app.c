@@ -254,8 +254,7 @@ static int instantiate_with_properties(const OSSL_PARAM *prop)
     EVP_RAND_CTX *ctx = r != NULL ? EVP_RAND_CTX_new(r, NULL) : NULL;
     OSSL_PARAM params[2] = { *prop, OSSL_PARAM_END };
     unsigned char buf[32];
-    int ok = ctx != NULL
-             && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, params)
+    int ok = ctx != NULL && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, params)
              && EVP_RAND_generate(ctx, buf, sizeof(buf), 256, 0, NULL, 0);
 
     if (!ok) {
@@ -272,7 +271,8 @@ int sc_properties_unterminated(void)
     static const char text[] = "provider=chacharng";
     size_t n = sizeof(text) - 1, page = (size_t)sysconf(_SC_PAGESIZE);
     char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *s;
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *s;
     OSSL_PARAM p;
     int ok;
 
