@@ -68,11 +68,21 @@ int chacharng_kmix_default(const CHACHARNG_PROV_CTX *prov,
         return prov->kernel_mix == CHACHARNG_KMIX_ON;
     if (ctx == NULL || ctx->parent == NULL)
         return prov->kernel_mix_vdso;
-    /* a chacharng parent: follow its choice, so a chain agrees */
+    /*
+     * A chacharng parent: follow its choice, so a chain agrees.  Read under
+     * the parent's lock, under which set_ctx_params changes it (OpenSSL's
+     * DRBGs read their parent's strength the same way when made).
+     */
     if (chacharng_parent_is_ours(ctx)) {
         const CHACHARNG_RAND_CTX *parent = ctx->parent;
+        int on;
 
-        return chacha_drbg_kernel_mix_on(parent->drbg);
+        if (ctx->parent_lock != NULL && !ctx->parent_lock(ctx->parent))
+            return prov->kernel_mix_vdso;
+        on = chacha_drbg_kernel_mix_on(parent->drbg);
+        if (ctx->parent_unlock != NULL)
+            ctx->parent_unlock(ctx->parent);
+        return on;
     }
     /*
      * An entropy source (SEED-SRC, JITTER) has no settable parameters:

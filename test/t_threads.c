@@ -198,6 +198,67 @@ static void test_chain(void)
     EVP_RAND_CTX_free(top);
 }
 
+/*
+ * Children made and freed under a locked chacharng parent while another
+ * thread switches the parent's kernel_mix on and off: a new child follows
+ * its parent's choice, read while the parent may be changing it, so every
+ * child must read back 0 or 1 and nothing may fail (under ThreadSanitizer
+ * an unordered read of the choice fails the run).
+ */
+#define MIX_SWITCHES 2000
+#define MIX_CHILDREN 2000
+
+struct switcher {
+    EVP_RAND_CTX *parent;
+    size_t failures;
+};
+
+static void *switch_mix(void *arg)
+{
+    struct switcher *sw = arg;
+    int i;
+
+    for (i = 0; i < MIX_SWITCHES; i++)
+        if (pu_set_int(sw->parent, "kernel_mix", i & 1) != 1)
+            sw->failures++;
+    return NULL;
+}
+
+static void test_mix_switch(void)
+{
+    struct switcher sw = { NULL, 0 };
+    size_t bad = 0, made = 0;
+    pthread_t tid;
+    int i, v, started;
+
+    sw.parent = pu_drbg_ready(&env, NULL);
+    if (!TU_OK(sw.parent != NULL && EVP_RAND_enable_locking(sw.parent) == 1,
+               "mixing switched: locked parent"))
+        goto end;
+    started = pthread_create(&tid, NULL, switch_mix, &sw) == 0;
+    for (i = 0; i < MIX_CHILDREN; i++) {
+        EVP_RAND_CTX *child = pu_drbg_new(&env, sw.parent);
+
+        if (child != NULL) {
+            made++;
+            if (!pu_get_int(child, "kernel_mix", &v) || (v != 0 && v != 1))
+                bad++;
+        }
+        EVP_RAND_CTX_free(child);
+    }
+    if (started)
+        pthread_join(tid, NULL);
+    TU_OK(started && sw.failures == 0,
+          "mixing switched: %d switches on the parent (%zu failed)",
+          MIX_SWITCHES, sw.failures);
+    TU_OK(made == MIX_CHILDREN && bad == 0,
+          "mixing switched: %zu of %d children made meanwhile, %zu without "
+          "a 0 or 1 choice",
+          made, MIX_CHILDREN, bad);
+end:
+    EVP_RAND_CTX_free(sw.parent);
+}
+
 static void body(void)
 {
     /* a deadlock fails the run instead of hanging it */
@@ -208,6 +269,7 @@ static void body(void)
     test_shared();
     test_own();
     test_chain();
+    test_mix_switch();
     pu_env_free(&env);
     alarm(0);
 }
