@@ -265,6 +265,22 @@ echo '# added by the admin' >>"$tmp/admin.expected"
 ctl disabled --config "$cnf" disable
 expect "edit in between: only chacharng's lines removed" cmp "$cnf" "$tmp/admin.expected"
 
+# enable again after an administrator's line inside chacharng's section,
+# which rewriting chacharng's lines would move into the section above:
+# refused by libcrypto's reading of the file as it is, file and backup
+# left alone
+cp "$orig" "$cnf"
+ctl enabled --config "$cnf" enable
+sed -i '/^\[chacharng_sect\]/a impl = generic' "$cnf"
+cp "$cnf" "$tmp/reenable.edited"
+last=reenable-edited
+ctl "$last" --config "$cnf" enable
+expect "enable again, an admin's line in chacharng's section: refused by libcrypto's reading" \
+    eval '[ "$rc" = 1 ] && grep -q "would change more than chacharng" "$tmp/$last.out" &&
+        grep -q "impl = generic" "$tmp/$last.out"'
+expect "enable again, an admin's line in chacharng's section: file and backup unchanged" \
+    eval 'cmp -s "$cnf" "$tmp/reenable.edited" && cmp -s "$cnf.chacharngctl.bak" "$orig"'
+
 # lines of an earlier chacharngctl (no digest): its own when taking them
 # out gives its backup byte for byte, and only then
 for nl in with without; do
