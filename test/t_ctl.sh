@@ -985,8 +985,29 @@ if [ -n "$can_mount" ]; then
     sys sys-disable OPENSSL_MODULES="$tmp/nowhere" -- disable
     expect "system file: disable, byte for byte" \
         eval '[ "$rc" = 0 ] && cmp -s "$tmp/sys/etc/openssl.cnf" "$tmp/sys.orig"'
+
+    # Debian 13's file (its providers section names [default_sect]) and
+    # a relative .include that only the caller's working directory has,
+    # which activates the default provider: the system file is read from
+    # /, as services start, where libcrypto skips the missing include, so
+    # enable still activates the default provider those programs have
+    mkdir -p "$tmp/cwd"
+    printf '[default_sect]\nactivate = 1\n' >"$tmp/cwd/local.cnf"
+    { cat "$stock/trixie.cnf" && printf '.include local.cnf\n'; } >"$tmp/sys/etc/openssl.cnf"
+    cp "$tmp/sys/etc/openssl.cnf" "$tmp/sys.cwd"
+    cd "$tmp/cwd" || exit 1
+    sys sys-cwd -- enable --ignore-multiarch
+    cd - >/dev/null || exit 1
+    expect "system file, a relative .include in the caller's directory: enable" [ "$rc" = 0 ]
+    expect "system file, a relative .include in the caller's directory: a plain process keeps the default provider" \
+        eval 'sys_run "$(command -v "$OPENSSL")" genpkey -algorithm ed25519 >/dev/null 2>&1 && sys_rand'
+    cd "$tmp/cwd" || exit 1
+    sys sys-cwd-disable -- disable
+    cd - >/dev/null || exit 1
+    expect "system file, a relative .include in the caller's directory: disable, byte for byte" \
+        eval '[ "$rc" = 0 ] && cmp -s "$tmp/sys/etc/openssl.cnf" "$tmp/sys.cwd"'
 else
-    for _ in $(seq 15); do
+    for _ in $(seq 18); do
         skip "full file system and the system file: need root and mount namespaces"
     done
 fi
