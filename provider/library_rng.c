@@ -37,16 +37,19 @@
  * from the core's note that another provider was activated (the
  * give-back): that note comes from OSSL_PROVIDER_load and the config
  * module, never from inside a fetch (libcrypto activates its fallback
- * silently).  Nothing runs at a deactivation or a teardown, so nothing
- * touches the RAND state that OPENSSL_cleanup frees first, and a reload
- * finds the name where the first load left it.
+ * silently).  The core's note of our own deactivation gives it back too,
+ * as long as libcrypto has no primary yet: it comes from
+ * OSSL_PROVIDER_unload, and from OPENSSL_cleanup, which frees the RAND
+ * state first and which an OPENSSL_atexit handler of ours announces, so
+ * nothing runs then.  Nothing runs at a teardown.
  *
  * The facts are documented ones (library_facts.c).  Which providers are
  * active comes from registering for the core's provider events: the core
  * calls us for each one already active and activates nothing, where
  * OSSL_PROVIDER_do_all would switch on the fallback of an application that
  * asked for none.  Under OSSL_PROVIDER_try_load(..., 1) the fallback comes
- * up at libcrypto's first fetch, unseen, and the name stays.  An
+ * up at libcrypto's first fetch, unseen, and the name stays while chacharng
+ * is active (it serves that fetch).  An
  * application's own RAND_set_DRBG_type made before it loads chacharng
  * alone cannot be read back, and is replaced.  CHACHARNG_LIBRARY_RNG=no
  * is the way out of both (chacharng(7)).
@@ -63,8 +66,9 @@ struct chacharng_library_rng {
     OSSL_FUNC_provider_deregister_child_cb_fn *deregister;
     char *self_name; /* the name we were loaded by, to pin ourselves */
     int counting;    /* the census at registration runs */
-    int others;      /* other active providers the census saw */
+    int others;      /* other active providers, as the core's notes tell */
     int named;       /* CHACHA20-DRBG is the stored DRBG name, by us */
+    int unloaded;    /* the name went back with our own deactivation */
     int closed;      /* the primary exists: nothing left to decide */
 };
 
@@ -101,40 +105,91 @@ static void set_name(struct chacharng_library_rng *lr, int want,
 }
 
 /*
+ * OPENSSL_cleanup frees the RAND state before it deactivates providers, so
+ * a note of the core may change the name only while cleanup has not begun:
+ * an OPENSSL_atexit handler (the first step of OPENSSL_cleanup; the module
+ * is never unmapped, -z nodelete) tells, and without one a deactivation
+ * changes nothing.
+ */
+static int cleanup_watched, cleanup_begun;
+
+static void note_cleanup(void)
+{
+    __atomic_store_n(&cleanup_begun, 1, __ATOMIC_RELAXED);
+}
+
+/* Once per process, while naming (one thread, under an error mark). */
+static void watch_cleanup(void)
+{
+    if (!cleanup_watched && OPENSSL_atexit(note_cleanup))
+        cleanup_watched = 1;
+}
+
+/* set_name from a note of the core, where the rule allows; lr->lock held. */
+static void change_name(struct chacharng_library_rng *lr, int want,
+                        const char *why)
+{
+    if (__atomic_load_n(&cleanup_begun, __ATOMIC_RELAXED))
+        return;
+    ERR_set_mark();
+    if (chacharng_single_threaded())
+        set_name(lr, want, why);
+    else
+        CHACHARNG_DEBUG_LOG("library DRBG name %s (%s, but another thread "
+                            "may be reading it)",
+                            want ? "left to libcrypto" : "kept", why);
+    ERR_pop_to_mark();
+}
+
+/*
  * Core callback: |p| was activated (or was active when we registered: the
- * census).  Another provider takes the name back, where the rule allows.
+ * census).  Another provider takes the name back; chacharng activated
+ * again, after its own deactivation gave the name back, takes it again if
+ * it is still the only provider (as a first load would).
  */
 static int provider_activated(const OSSL_CORE_HANDLE *p, void *cbdata)
 {
     struct chacharng_library_rng *lr = cbdata;
 
-    if (p == lr->handle)
-        return 1;
     pthread_mutex_lock(&lr->lock);
-    if (lr->counting) {
+    if (p != lr->handle)
         lr->others++;
-    } else if (lr->named && !lr->closed) {
-        ERR_set_mark();
-        if (chacharng_single_threaded())
-            set_name(lr, 0, "another provider was activated");
-        else
-            CHACHARNG_DEBUG_LOG("library DRBG name kept (another provider "
-                                "was activated, but another thread may be "
-                                "reading it)");
-        ERR_pop_to_mark();
+    if (lr->counting || lr->closed) {
+        /* the census; or the primary exists */
+    } else if (p != lr->handle) {
+        if (lr->named)
+            change_name(lr, 0, "another provider was activated");
+    } else if (lr->unloaded && lr->others == 0) {
+        lr->unloaded = 0;
+        change_name(lr, 1, "activated again, the only provider");
     }
     pthread_mutex_unlock(&lr->lock);
     return 1;
 }
 
-/* Core callbacks with nothing to do: a deactivation, global properties. */
+/*
+ * Core callback: |p| was deactivated.  Our own deactivation (an unload)
+ * before libcrypto made its primary gives the name back: a fallback
+ * default, which libcrypto activates without telling other providers,
+ * would otherwise never take it, and RAND would fail for good.
+ */
 static int provider_deactivated(const OSSL_CORE_HANDLE *p, void *cbdata)
 {
-    (void)p;
-    (void)cbdata;
+    struct chacharng_library_rng *lr = cbdata;
+
+    pthread_mutex_lock(&lr->lock);
+    if (p != lr->handle) {
+        if (lr->others > 0)
+            lr->others--;
+    } else if (cleanup_watched && lr->named && !lr->closed) {
+        change_name(lr, 0, "chacharng was deactivated");
+        lr->unloaded = !lr->named;
+    }
+    pthread_mutex_unlock(&lr->lock);
     return 1;
 }
 
+/* Core callback with nothing to do: the global properties changed. */
 static int global_props_changed(const char *props, void *cbdata)
 {
     (void)props;
@@ -244,6 +299,7 @@ name_if_alone(CHACHARNG_PROV_CTX *prov, OSSL_LIB_CTX *libctx,
     lr->self_name = *self_name;
     *self_name = NULL;
     prov->library_rng = lr;
+    watch_cleanup();
     pthread_mutex_lock(&lr->lock);
     set_name(lr, 1, "the only provider");
     pthread_mutex_unlock(&lr->lock);

@@ -294,6 +294,18 @@ int sc_properties_unterminated(void)
     return ok && library_drbg_is(NULL, CHACHA);
 }
 
+/* loaded alone, unloaded, default loaded, chacharng again: not alone now */
+int sc_reload_beside_default(void)
+{
+    OSSL_PROVIDER *cc = OSSL_PROVIDER_load(NULL, "chacharng");
+
+    if (cc == NULL)
+        return 0;
+    OSSL_PROVIDER_unload(cc);
+    return load(NULL, "default") != NULL && load(NULL, "chacharng") != NULL
+           && explicit_fetch_works(NULL) && library_drbg_is(NULL, CTR);
+}
+
 /* loaded alone, unloaded, loaded again: RAND_bytes as after the first */
 int sc_reload(void)
 {

@@ -39,6 +39,7 @@ int sc_errors_mark_kept(void);
 int sc_errors_full_queue(void);
 int sc_properties_unterminated(void);
 int sc_reload(void);
+int sc_reload_beside_default(void);
 int sc_load_beside_thread(void);
 int sc_pin_released_at_cleanup(void);
 

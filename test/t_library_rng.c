@@ -268,6 +268,21 @@ static int sc_try_load_retain(void)
            && library_drbg_is(NULL, CHACHA) && md5_fetchable();
 }
 
+/*
+ * The same, unloaded before anything drew from RAND: the name goes back
+ * with chacharng's deactivation, so RAND_bytes comes from the fallback
+ * default, which libcrypto activates without telling other providers.
+ */
+static int sc_try_load_retain_unloaded(void)
+{
+    OSSL_PROVIDER *cc = OSSL_PROVIDER_try_load(NULL, "chacharng", 1);
+
+    if (cc == NULL)
+        return 0;
+    OSSL_PROVIDER_unload(cc);
+    return library_drbg_is(NULL, CTR);
+}
+
 static int sc_try_load_retain_opt_out(void)
 {
     return keep(OSSL_PROVIDER_try_load(NULL, "chacharng", 1)) != NULL
@@ -539,6 +554,10 @@ static const struct scenario scenarios[] = {
     { "try-load-retain", sc_try_load_retain, NULL, "named as the library DRBG",
       "OSSL_PROVIDER_try_load(NULL, \"chacharng\", 1): CHACHA20-DRBG, the "
       "fallback default active" },
+    { "try-load-retain-unloaded", sc_try_load_retain_unloaded, NULL,
+      "named as the library DRBG|name given back",
+      "OSSL_PROVIDER_try_load(NULL, \"chacharng\", 1), unloaded: the name "
+      "goes back, RAND_bytes from the fallback default's CTR-DRBG" },
     { "try-load-retain-opt-out", sc_try_load_retain_opt_out, "no",
       "left alone (CHACHARNG_LIBRARY_RNG opts out)",
       "the same with CHACHARNG_LIBRARY_RNG=no: CTR-DRBG" },
@@ -615,6 +634,10 @@ static const struct scenario scenarios[] = {
       "string without NUL at the end of a page: read within its data_size" },
     { "reload", sc_reload, NULL, "named as the library DRBG",
       "loaded alone, unloaded, loaded again: RAND_bytes from CHACHA20-DRBG" },
+    { "reload-beside-default", sc_reload_beside_default, NULL,
+      "named as the library DRBG|name given back",
+      "loaded alone, unloaded, default loaded, chacharng loaded again: "
+      "CTR-DRBG stays" },
     { "load-beside-thread", sc_load_beside_thread, NULL,
       "left alone (more than one thread",
       "loaded while a second thread runs: left alone, RAND_bytes fails as "
