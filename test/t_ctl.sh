@@ -312,6 +312,19 @@ expect "no final newline: enable" eval '[ "$rc" = 0 ] && from_chacharng "$cnf" p
 ctl "$last" --config "$cnf" disable
 expect "no final newline: disable, byte for byte" cmp "$cnf" "$tmp/nonl.orig"
 
+# a NUL byte in a comment (libcrypto reads the file): chacharngctl's
+# lines are found as text all the same, signed by enable and taken out by
+# disable
+{ printf '# x\000\n' && cat "$orig"; } >"$tmp/nul.orig"
+cp "$tmp/nul.orig" "$cnf"
+last=nul
+ctl "$last" --config "$cnf" enable
+expect "a NUL byte in the file: enable signs every line it adds" \
+    eval '[ "$rc" = 0 ] && ! grep -a -q "@SIG@" "$cnf" && from_chacharng "$cnf" public'
+ctl "$last" --config "$cnf" disable
+expect "a NUL byte in the file: disable, byte for byte" \
+    eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$tmp/nul.orig"'
+
 # a read-only file: root may replace it and the mode stays; anyone else
 # is refused even where the directory would allow the rename
 mkdir -m 1777 "$tmp/ro"
@@ -550,7 +563,8 @@ before_id=$(stat -c '%d %i %h' "$cnf")
 last=disable-hardlink-refused
 ctl "$last" --config "$cnf" disable
 expect "disable, hard link, would change more: refused by libcrypto's reading" \
-    eval '[ "$rc" = 1 ] && grep -q "would change more than chacharng" "$tmp/$last.out"'
+    eval '[ "$rc" = 1 ] && grep -q "would change more than chacharng" "$tmp/$last.out" &&
+        grep -q "no longer read: openssl_conf.providers.chacharng.impl = generic" "$tmp/$last.out"'
 expect "disable, hard link, would change more: file unchanged, same inode, two names" \
     eval 'cmp -s "$cnf" "$tmp/linked.edit" && [ "$(stat -c "%d %i %h" "$cnf")" = "$before_id" ] &&
         [ "$cnf" -ef "$tmp/edge.link" ]'
@@ -923,6 +937,22 @@ if [ -n "$can_mount" ]; then
     expect "full file system: no scratch file left beside the file" \
         eval '[ "$(cat "$tmp/full-enable.ls")" = "$(printf "fill\nopenssl.cnf")" ]'
 
+    # a file that cannot be replaced (bind-mounted, as in a container: a
+    # rename onto it fails): disable fails with the file unchanged, and the
+    # backup is still the file from before enable
+    cp "$orig" "$tmp/bind.cnf"
+    sh "$ctl" --config "$tmp/bind.cnf" enable >/dev/null 2>&1
+    cp "$tmp/bind.cnf" "$tmp/bind.enabled"
+    # shellcheck disable=SC2016 # for the namespace's shell
+    inns 'mount --bind "$1" "$1" || exit 99
+        exec sh "$2" --config "$1" disable' sh "$tmp/bind.cnf" "$ctl" >"$tmp/bind-disable.out" 2>&1
+    rc=$?
+    last=bind-disable
+    expect "a file that cannot be replaced: disable fails, the file unchanged" \
+        eval '[ "$rc" = 1 ] && grep -q "cannot replace" "$tmp/$last.out" && cmp -s "$tmp/bind.cnf" "$tmp/bind.enabled"'
+    expect "a file that cannot be replaced: the backup is still the file from before enable, no scratch file left" \
+        eval 'cmp -s "$tmp/bind.cnf.chacharngctl.bak" "$orig" && [ -z "$(find "$tmp" -maxdepth 1 -name ".chacharngctl.*")" ]'
+
     # The system file, in a namespace where copies of the system's
     # openssl.cnf directory and module directory stand in for them.
     sysdir=$($OPENSSL version -d | sed 's/^[^"]*"//; s/"$//')
@@ -1007,7 +1037,7 @@ if [ -n "$can_mount" ]; then
     expect "system file, a relative .include in the caller's directory: disable, byte for byte" \
         eval '[ "$rc" = 0 ] && cmp -s "$tmp/sys/etc/openssl.cnf" "$tmp/sys.cwd"'
 else
-    for _ in $(seq 18); do
+    for _ in $(seq 20); do
         skip "full file system and the system file: need root and mount namespaces"
     done
 fi

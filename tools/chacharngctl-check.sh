@@ -119,16 +119,18 @@ foreign_without_module() {
     done
 }
 
-# same_reading BEFORE AFTER RP NODE NEED: libcrypto's readings (view) of
-# the file without and with chacharng's lines.  Succeeds when they differ
-# only by what those lines set: chacharng's provider and random sections
-# (RP=1: the random provider too), and, with NODE=1, a nodejs_conf of its
-# own whose sections are those of openssl_conf.  With NEED=1, those
-# settings must also be reached.  Else prints what differs and fails.
+# same_reading BEFORE AFTER RP NODE NEED [REV]: libcrypto's readings
+# (view) of the file without and with chacharng's lines.  Succeeds when
+# they differ only by what those lines set: chacharng's provider and
+# random sections (RP=1: the random provider too), and, with NODE=1, a
+# nodejs_conf of its own whose sections are those of openssl_conf.  With
+# NEED=1, those settings must also be reached.  Else prints what differs
+# and fails; REV=1 (disable: AFTER is the file as it is) names each
+# difference as seen going from AFTER to BEFORE.
 same_reading() {
     printf '%s\n' "$1" >"$work/view.before"
     printf '%s\n' "$2" >"$work/view.after"
-    awk -v rp="$3" -v node="$4" -v need="$5" '
+    awk -v rp="$3" -v node="$4" -v need="$5" -v rev="${6:-0}" '
         function ours(l) {
             sub(/ nodejs_conf/, " openssl_conf", l)
             return l == "S openssl_conf chacharng_init" ||
@@ -154,9 +156,11 @@ same_reading() {
         $0 != "" { after[$0] = 1 }
         END {
             for (l in before)
-                if (!(l in after) && !ours(l)) say("no longer read", l)
+                if (!(l in after) && !ours(l))
+                    say(rev ? "newly read" : "no longer read", l)
             for (l in after)
-                if (!(l in before) && !ours(l) && !mirrored(l)) say("newly read", l)
+                if (!(l in before) && !ours(l) && !mirrored(l))
+                    say(rev ? "no longer read" : "newly read", l)
             if (need) {
                 want["V openssl_conf.providers.chacharng.activate = 1"]
                 want["V openssl_conf.random.random = CHACHA20-DRBG"]

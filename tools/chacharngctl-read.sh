@@ -52,7 +52,7 @@ owned_lines() {
 # text, on one line
 digest_lines() {
     cr=$(printf '\r')
-    grep -n " # chacharngctl:[0-9a-f]\{16\}$cr\{0,1\}\$" "$1" |
+    grep -a -n " # chacharngctl:[0-9a-f]\{16\}$cr\{0,1\}\$" "$1" |
         while IFS= read -r l; do
             n=${l%%:*} rest=${l#*:}
             rest=${rest%"$cr"}
@@ -69,7 +69,7 @@ legacy_lines() {
     l_cr=$(printf '\r')
     l_bak=$target.chacharngctl.bak
     [ -f "$l_bak" ] || return 0
-    l_nums=$(grep -n " # chacharngctl$l_cr\{0,1\}\$" "$1" | cut -d: -f1 | tr '\n' ' ')
+    l_nums=$(grep -a -n " # chacharngctl$l_cr\{0,1\}\$" "$1" | cut -d: -f1 | tr '\n' ' ')
     [ -n "$l_nums" ] || return 0
     l_nonl=0
     [ -n "$(tail -c 1 "$1")" ] && l_nonl=1
@@ -80,7 +80,7 @@ legacy_lines() {
 
 # sign_lines FILE: FILE with each "# chacharngctl:@SIG@" made a digest
 sign_lines() {
-    grep -n ' # chacharngctl:@SIG@' "$1" | while IFS= read -r l; do
+    grep -a -n ' # chacharngctl:@SIG@' "$1" | while IFS= read -r l; do
         n=${l%%:*} rest=${l#*:}
         printf '%ss/:@SIG@/:%s/\n' "$n" "$(sign "${rest% # chacharngctl:@SIG@*}")"
     done >"$work/sign.sed"

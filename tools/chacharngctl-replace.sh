@@ -93,25 +93,55 @@ make_beside() {
 # install_file: $beside takes the target's place by rename(2) (a file
 # with several names: its content is written in place), the old file
 # (the snapshot, with the target's attributes) becoming the backup
-# first; only if the target is still what was read.
+# first; only if the target is still what was read.  Until the target
+# is replaced, an earlier backup is kept aside ($bak_old), and put back
+# if the target cannot be replaced: a change that did not happen leaves
+# the backup of the last one that did.
 install_file() {
-    bak_new=$(scratch_copy "the backup $target.chacharngctl.bak" "$work/orig") || {
+    bak=$target.chacharngctl.bak
+    bak_new=$(scratch_copy "the backup $bak" "$work/orig") || {
         [ -n "$bak_new" ] && rm -f "$bak_new"
         bak_new=
         die "$(cat "$work/why"): nothing changed"
     }
     still_as_read ||
         die "$target changed while $prog worked on it (another program wrote it): nothing changed; run $prog again"
-    mv -f -T "$bak_new" "$target.chacharngctl.bak" ||
-        die "cannot keep a backup in $target.chacharngctl.bak: $target unchanged"
+    if [ -e "$bak" ] || [ -L "$bak" ]; then
+        if ! bak_old=$(mktemp "$dir/.chacharngctl.XXXXXX" 2>/dev/null) ||
+            ! mv -f -T "$bak" "$bak_old"; then
+            [ -n "$bak_old" ] && rm -f "$bak_old"
+            bak_old=
+            die "cannot keep a backup in $bak: $target unchanged"
+        fi
+    fi
+    mv -f -T "$bak_new" "$bak" ||
+        die "cannot keep a backup in $bak: $target unchanged"
     bak_new=
     if [ "$links" -gt 1 ]; then
+        # its failures name the new backup as the way back
+        drop_old_backup
         write_in_place
         rm -f "$beside"
     else
         mv -f "$beside" "$target" || die "cannot replace $target: $target unchanged"
+        drop_old_backup
     fi
     beside=
+}
+
+# The target was replaced: the earlier backup set aside goes.
+drop_old_backup() {
+    [ -n "$bak_old" ] && rm -f "$bak_old"
+    bak_old=
+}
+
+# On exit before the target was replaced: the earlier backup goes back
+# under its name (cleanup).
+restore_old_backup() {
+    [ -n "$bak_old" ] || return 0
+    mv -f -T "$bak_old" "$target.chacharngctl.bak" 2>/dev/null ||
+        warn "the earlier backup of $target is in $bak_old"
+    bak_old=
 }
 
 # ------------------------------------------------------------------------
