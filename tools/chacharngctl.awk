@@ -24,7 +24,8 @@
 
 function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t\r]+$/, "", s); return s }
 function uncomment(s) { sub(/#.*/, "", s); return trim(s) }
-function is_owned(n) { return (" " owned " ") ~ (" " n " ") }
+# owned, as the keys of own[] (BEGIN): one lookup a line, not a regex
+function is_owned(n) { return (n in own) }
 function refuse(msg) { print "chacharngctl: " msg > "/dev/stderr"; failed = 1; exit 3 }
 
 # pass 1: the places of the sections and keys written in this file; a
@@ -137,7 +138,11 @@ function plan(   p, d, r, name, ours) {
     if (nonl) { block_line("# (no newline at the end of the line above these)"); tail = tail block }
 }
 
-BEGIN { MARK = "# chacharngctl"; sect = ""; eol = "" }
+BEGIN {
+    MARK = "# chacharngctl"; sect = ""; eol = ""
+    n_own = split(owned, own_list, " ")
+    for (i = 1; i <= n_own; i++) own[own_list[i] + 0] = 1
+}
 job == "strip" {
     if (is_owned(FNR)) {
         if (FNR == 1 && substr($0, 1, 3) == "\357\273\277") bom = "\357\273\277"
