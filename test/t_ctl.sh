@@ -281,6 +281,17 @@ expect "enable again, an admin's line in chacharng's section: refused by libcryp
 expect "enable again, an admin's line in chacharng's section: file and backup unchanged" \
     eval 'cmp -s "$cnf" "$tmp/reenable.edited" && cmp -s "$cnf.chacharngctl.bak" "$orig"'
 
+# status after one of chacharngctl's lines was taken out by hand (the
+# random one): the provider still loads, RAND_bytes is CTR-DRBG's, and
+# status says so and fails
+cp "$orig" "$cnf"
+ctl enabled --config "$cnf" enable
+sed -i '/^random = chacharng_random_sect /d' "$cnf"
+last=status-random-gone
+ctl "$last" --config "$cnf" status
+expect "status, chacharngctl's random line taken out: a problem, RAND_bytes not from chacharng" \
+    eval '[ "$rc" = 1 ] && grep -q "^PROBLEM: .*RAND_bytes does not come from" "$tmp/$last.out"'
+
 # lines of an earlier chacharngctl (no digest): its own when taking them
 # out gives its backup byte for byte, and only then
 for nl in with without; do
