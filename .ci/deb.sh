@@ -18,6 +18,8 @@
 #   `enable`, then `apt-get remove`: the file is the stock one again and
 #   `openssl rand -hex 8` and an SSL_CTX (`openssl ciphers`) still work;
 #   `apt-get purge` takes chacharngctl's backup away;
+#   `apt-get remove` while openssl.cnf would still load chacharng after
+#   disable: refused, package, module and RAND kept;
 #   on the suites in $CHACHARNG_DEB_QA, piuparts and autopkgtest (below).
 # For each SUITE it writes RESULTS_DIR/SUITE.log (test-suite.log form,
 # counted by test-all.sh), RESULTS_DIR/SUITE.out (every command with its
@@ -166,6 +168,26 @@ inside() {
     show env DEBIAN_FRONTEND=noninteractive apt-get purge -y chacharng &&
         [ ! -e "$cnf.chacharngctl.bak" ] && cmp -s "$cnf" "$stock"
     verdict $? "apt-get purge: chacharngctl's backup gone, $cnf the stock file"
+
+    # removal while openssl.cnf would still load chacharng after disable
+    # (a line added inside chacharngctl's section, which taking its lines
+    # out would move, so disable refuses): refused, nothing removed, RAND
+    # still works; with that line gone, the removal restores the stock file
+    DEBIAN_FRONTEND=noninteractive apt-get install -y /root/chacharng_*.deb >/dev/null 2>&1
+    chacharngctl --quiet enable
+    sed -i '/^\[chacharng_sect\]/a impl = generic' "$cnf"
+    ! show env DEBIAN_FRONTEND=noninteractive apt-get remove -y chacharng &&
+        printf '%s\n' "$out" | grep -q "still loads chacharng"
+    verdict $? "apt-get remove while $cnf still loads chacharng: refused, saying why"
+    dpkg-query -W -f='${Status}' chacharng | grep -q 'install ok installed' &&
+        [ -e "$moddir/chacharng.so" ]
+    verdict $? "apt-get remove refused: the package and its module stay"
+    show openssl rand -hex 8
+    verdict $? "apt-get remove refused: openssl rand -hex 8 still works"
+    sed -i '/^impl = generic$/d' "$cnf"
+    show env DEBIAN_FRONTEND=noninteractive apt-get remove -y chacharng &&
+        cmp -s "$cnf" "$stock"
+    verdict $? "apt-get remove, the added line gone again: removed, $cnf the stock file"
 
     # removal never fails because of chacharngctl: never enabled, with
     # openssl.cnf hard-linked, then missing

@@ -265,6 +265,19 @@ echo '# added by the admin' >>"$tmp/admin.expected"
 ctl disabled --config "$cnf" disable
 expect "edit in between: only chacharng's lines removed" cmp "$cnf" "$tmp/admin.expected"
 
+# a setting appended at the end of the file after enable (the commonest
+# edit: echo ... >>openssl.cnf) lands in the section the file ended in,
+# which chacharngctl's lines open again last: disable takes them out,
+# refusing nothing, and the setting stays where it was read
+cp "$orig" "$cnf"
+ctl enabled --config "$cnf" enable
+echo 'Options = ServerPreference' >>"$cnf"
+{ cat "$orig" && echo 'Options = ServerPreference'; } >"$tmp/append.expected"
+last=append-disable
+ctl "$last" --config "$cnf" disable
+expect "a setting appended after enable: disable takes only chacharng's lines out" \
+    eval '[ "$rc" = 0 ] && cmp -s "$cnf" "$tmp/append.expected"'
+
 # enable again after an administrator's line inside chacharng's section,
 # which rewriting chacharng's lines would move into the section above:
 # refused by libcrypto's reading of the file as it is, file and backup

@@ -129,6 +129,10 @@ function plan(   p, d, r, name, ours) {
         block_line("random = " r)
         block_line("providers = " (p == "" ? "chacharng_provider_sect" : p))
     }
+    # Last, the section the file ended in, opened again: a line appended
+    # to the file later lands where it would have without these lines,
+    # so taking them out does not move it.
+    block_line("[" (sect == "" ? "default" : sect) "]")
     tail = block
     block = ""
     block_line("# Lines ending in \"" MARK ":\" and a digest were added by chacharngctl enable;")
