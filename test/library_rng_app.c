@@ -248,24 +248,6 @@ int sc_errors_full_queue(void)
  * chacharng(7) says of strings), the context generates, and libcrypto's
  * DRBGs are still chacharng's.
  */
-static int instantiate_with_properties(const OSSL_PARAM *prop)
-{
-    EVP_RAND *r = EVP_RAND_fetch(NULL, "CHACHA20-DRBG", "provider=chacharng");
-    EVP_RAND_CTX *ctx = r != NULL ? EVP_RAND_CTX_new(r, NULL) : NULL;
-    OSSL_PARAM params[2] = { *prop, OSSL_PARAM_END };
-    unsigned char buf[32];
-    int ok = ctx != NULL && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, params)
-             && EVP_RAND_generate(ctx, buf, sizeof(buf), 256, 0, NULL, 0);
-
-    if (!ok) {
-        say("instantiate with an unterminated properties string failed");
-        ERR_print_errors_fp(stderr);
-    }
-    EVP_RAND_CTX_free(ctx);
-    EVP_RAND_free(r);
-    return ok;
-}
-
 int sc_properties_unterminated(void)
 {
     static const char text[] = "provider=chacharng";
@@ -273,7 +255,7 @@ int sc_properties_unterminated(void)
     char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     char *s;
-    OSSL_PARAM p;
+    OSSL_PARAM p[2] = { OSSL_PARAM_END, OSSL_PARAM_END };
     int ok;
 
     if (map == MAP_FAILED || mprotect(map + page, page, PROT_NONE) != 0) {
@@ -282,14 +264,12 @@ int sc_properties_unterminated(void)
     }
     s = map + page - n;
     memcpy(s, text, n);
-    if (load(NULL, "chacharng") == NULL)
-        return 0;
-    p = OSSL_PARAM_construct_utf8_string("properties", s, n);
-    ok = instantiate_with_properties(&p);
-    p = OSSL_PARAM_construct_utf8_string("properties", s + 1, n - 1);
-    ok = ok && instantiate_with_properties(&p);
-    p = OSSL_PARAM_construct_utf8_ptr("properties", &s, n);
-    ok = ok && instantiate_with_properties(&p);
+    p[0] = OSSL_PARAM_construct_utf8_string("properties", s, n);
+    ok = load(NULL, "chacharng") != NULL && explicit_fetch_with(NULL, p);
+    p[0] = OSSL_PARAM_construct_utf8_string("properties", s + 1, n - 1);
+    ok = ok && explicit_fetch_with(NULL, p);
+    p[0] = OSSL_PARAM_construct_utf8_ptr("properties", &s, n);
+    ok = ok && explicit_fetch_with(NULL, p);
     munmap(map, 2 * page);
     return ok && library_drbg_is(NULL, CHACHA);
 }

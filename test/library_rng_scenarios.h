@@ -8,6 +8,7 @@
 #ifndef CHACHARNG_LIBRARY_RNG_SCENARIOS_H
 #define CHACHARNG_LIBRARY_RNG_SCENARIOS_H
 
+#include <openssl/core.h>
 #include <openssl/provider.h>
 
 #define CHACHA "CHACHA20-DRBG @ chacharng"
@@ -26,6 +27,8 @@ int library_drbg_is(OSSL_LIB_CTX *lc, const char *want);
 int rand_fails(OSSL_LIB_CTX *lc);
 /* An explicit CHACHA20-DRBG context on |lc| generates. */
 int explicit_fetch_works(OSSL_LIB_CTX *lc);
+/* The same, instantiated with |params| (may be NULL). */
+int explicit_fetch_with(OSSL_LIB_CTX *lc, const OSSL_PARAM params[]);
 
 /* library_rng_app.c */
 int sc_app_choice_alone(void);

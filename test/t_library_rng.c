@@ -152,12 +152,12 @@ int rand_fails(OSSL_LIB_CTX *lc)
 }
 
 /* An explicit CHACHA20-DRBG context on |lc| generates. */
-int explicit_fetch_works(OSSL_LIB_CTX *lc)
+int explicit_fetch_with(OSSL_LIB_CTX *lc, const OSSL_PARAM params[])
 {
     EVP_RAND *r = EVP_RAND_fetch(lc, "CHACHA20-DRBG", "provider=chacharng");
     EVP_RAND_CTX *ctx = r != NULL ? EVP_RAND_CTX_new(r, NULL) : NULL;
     unsigned char buf[32];
-    int ok = ctx != NULL && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, NULL)
+    int ok = ctx != NULL && EVP_RAND_instantiate(ctx, 256, 0, NULL, 0, params)
              && EVP_RAND_generate(ctx, buf, sizeof(buf), 256, 0, NULL, 0);
 
     if (!ok) {
@@ -167,6 +167,11 @@ int explicit_fetch_works(OSSL_LIB_CTX *lc)
     EVP_RAND_CTX_free(ctx);
     EVP_RAND_free(r);
     return ok;
+}
+
+int explicit_fetch_works(OSSL_LIB_CTX *lc)
+{
+    return explicit_fetch_with(lc, NULL);
 }
 
 /* The C example of README.md, as printed there (it unloads at the end). */
